@@ -1,0 +1,202 @@
+// The kernel IR: what one generated kernel computes, independent of the
+// target. Both renderers (render/c.ts, and render/cuda.ts later) consume it.
+// Kernels are shape-generic: sizes and strides arrive at run time in one
+// int64 parameter array, so one compiled kernel serves every shape of the
+// same rank class. The `params` layout of each kind is documented here and
+// built by lower.ts; renderers read it in the same order.
+import type { DType } from '../core/dtype.js';
+import type { BinaryPrimitive, ComparePrimitive, UnaryPrimitive } from '../core/primitives.js';
+
+/** How an elementwise kernel reads one input per output element. */
+export type Access =
+  | 'contiguous' // input[i], same element order as the output
+  | 'scalar' // input[0] for every element
+  | 'strided'; // input[offset + sum(coord[d] * stride[d])]
+
+/** A scalar expression evaluated per output element. Every node knows its dtype. */
+export type Expr =
+  | { op: 'input'; index: number; dtype: DType }
+  | { op: 'literal'; value: number; dtype: DType }
+  | { op: 'iota'; axis: number; dtype: DType }
+  | { op: 'unary'; name: UnaryPrimitive; x: Expr; dtype: DType; param?: number[] }
+  | { op: 'binary'; name: BinaryPrimitive; x: Expr; y: Expr; dtype: DType }
+  | { op: 'compare'; name: ComparePrimitive; x: Expr; y: Expr; dtype: 'bool' }
+  | { op: 'select'; predicate: Expr; cases: Expr[]; dtype: DType }
+  | { op: 'clamp'; lo: Expr; x: Expr; hi: Expr; dtype: DType }
+  | { op: 'convert'; x: Expr; dtype: DType };
+
+/**
+ * out_k[i] = outputs[k].expr for i < n.
+ * params: [n, rank, shape[rank], then for each strided input: offset, strides[rank]]
+ * buffers: outputs..., inputs...
+ */
+export interface ElementwiseKernel {
+  kind: 'elementwise';
+  inputs: { dtype: DType; access: Access }[];
+  outputs: { dtype: DType; expr: Expr }[];
+}
+
+export type ReduceOp = 'sum' | 'prod' | 'max' | 'min' | 'and' | 'or' | 'argmax' | 'argmin';
+
+/**
+ * out[o] = reduce over the inner index space of input.
+ * params: [nOut, nInner, outerRank, outerShape[], outerStrides[], innerRank, innerShape[], innerStrides[]]
+ * (strides in input elements; the output is contiguous over the outer space)
+ * buffers: out, input
+ */
+export interface ReduceKernel {
+  kind: 'reduce';
+  op: ReduceOp;
+  inputDtype: DType;
+  outputDtype: DType;
+}
+
+/**
+ * Scan along one axis of a contiguous array viewed as [pre, n, post].
+ * params: [pre, n, post, reverse]
+ * buffers: out, input
+ */
+export interface CumulativeKernel {
+  kind: 'cumulative';
+  op: 'sum' | 'prod' | 'max' | 'min';
+  dtype: DType;
+}
+
+/**
+ * out[b, m, n] = sum_k lhs[b, m, k] * rhs[b, k, n], operands as strided 3-d views, out contiguous.
+ * params: [B, M, N, K, lhsStrideB, lhsStrideM, lhsStrideK, rhsStrideB, rhsStrideK, rhsStrideN]
+ * buffers: out, lhs, rhs
+ */
+export interface DotKernel {
+  kind: 'dot';
+  inputDtype: DType;
+  outputDtype: DType;
+}
+
+/**
+ * params: [rank, outShape[rank], inShape[rank], lo[rank], interior[rank]]
+ * buffers: out, operand (contiguous), padding value (scalar)
+ */
+export interface PadKernel {
+  kind: 'pad';
+  dtype: DType;
+}
+
+/**
+ * params: [rank, axis, count, outShape[rank], axisOffsets[count + 1]]
+ * buffers: out, inputs... (contiguous)
+ */
+export interface ConcatenateKernel {
+  kind: 'concatenate';
+  dtype: DType;
+  count: number;
+}
+
+/**
+ * Reads rank scalar start indices, clamps them like XLA, copies the window.
+ * params: [rank, operandShape[rank], sliceSizes[rank]]
+ * buffers: out, operand, index_0 ... index_{rank-1}
+ */
+export interface DynamicSliceKernel {
+  kind: 'dynamic_slice';
+  dtype: DType;
+  indexDtypes: DType[];
+}
+
+/**
+ * out = operand with update written at the clamped start indices.
+ * params: [rank, operandShape[rank], updateShape[rank]]
+ * buffers: out, operand, update, index_0 ... index_{rank-1}
+ */
+export interface DynamicUpdateSliceKernel {
+  kind: 'dynamic_update_slice';
+  dtype: DType;
+  indexDtypes: DType[];
+}
+
+/**
+ * XLA gather with index_vector_dim last.
+ * params: [operandRank, outRank, batchRank, vectorLength,
+ *          operandShape[operandRank], sliceSizes[operandRank], outShape[outRank],
+ *          outToOperand[outRank] (operand axis an offset dim maps to, -1 for batch dims),
+ *          outToBatch[outRank] (batch axis of indices, -1 for offset dims),
+ *          startIndexMap[vectorLength]]
+ * buffers: out, operand, indices
+ */
+export interface GatherKernel {
+  kind: 'gather';
+  dtype: DType;
+  indexDtype: DType;
+  mode: 'clip' | 'fill';
+  fillValue: number;
+}
+
+/**
+ * XLA scatter (replace or add) with index_vector_dim last.
+ * params: [operandRank, updateRank, vectorLength, nOperand, nUpdate,
+ *          operandShape[operandRank], updateShape[updateRank],
+ *          updateToOperand[updateRank] (operand axis of a window dim, -1 for batch dims),
+ *          updateToBatch[updateRank] (indices batch axis, -1 for window dims),
+ *          scatterDimsToOperandDims[vectorLength], windowSizes[operandRank]]
+ * buffers: out, operand, indices, updates
+ */
+export interface ScatterKernel {
+  kind: 'scatter';
+  combine: 'replace' | 'add';
+  dtype: DType;
+  indexDtype: DType;
+  mode: 'clip' | 'fill';
+}
+
+export type Kernel =
+  | ElementwiseKernel
+  | ReduceKernel
+  | CumulativeKernel
+  | DotKernel
+  | PadKernel
+  | ConcatenateKernel
+  | DynamicSliceKernel
+  | DynamicUpdateSliceKernel
+  | GatherKernel
+  | ScatterKernel;
+
+const DTYPE_CODE: Record<DType, string> = {
+  bool: 'b', int8: 'i8', int16: 'i16', int32: 'i32', uint8: 'u8', uint16: 'u16', uint32: 'u32',
+  float16: 'f16', bfloat16: 'bf16', float32: 'f32', float64: 'f64',
+};
+
+export const dtypeCode = (d: DType): string => DTYPE_CODE[d];
+
+function exprName(e: Expr): string {
+  switch (e.op) {
+    case 'input': return `in${e.index}`;
+    case 'literal': return 'lit';
+    case 'iota': return 'iota';
+    case 'unary': return e.name;
+    case 'binary': return e.name;
+    case 'compare': return e.name;
+    case 'select': return 'select';
+    case 'clamp': return 'clamp';
+    case 'convert': return `to_${dtypeCode(e.dtype)}`;
+  }
+}
+
+/** A readable C identifier for a kernel, used as its symbol and cache name. */
+export function kernelName(k: Kernel): string {
+  switch (k.kind) {
+    case 'elementwise': {
+      const ops = k.outputs.map((o) => exprName(o.expr)).join('_');
+      const ins = k.inputs.map((i) => `${dtypeCode(i.dtype)}${i.access[0]}`).join('_');
+      return `ew_${ops}_${ins || 'none'}`;
+    }
+    case 'reduce': return `reduce_${k.op}_${dtypeCode(k.inputDtype)}`;
+    case 'cumulative': return `cum${k.op}_${dtypeCode(k.dtype)}`;
+    case 'dot': return `dot_${dtypeCode(k.inputDtype)}_${dtypeCode(k.outputDtype)}`;
+    case 'pad': return `pad_${dtypeCode(k.dtype)}`;
+    case 'concatenate': return `concatenate${k.count}_${dtypeCode(k.dtype)}`;
+    case 'dynamic_slice': return `dynamic_slice_${dtypeCode(k.dtype)}`;
+    case 'dynamic_update_slice': return `dynamic_update_slice_${dtypeCode(k.dtype)}`;
+    case 'gather': return `gather_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
+    case 'scatter': return `scatter_${k.combine}_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
+  }
+}

@@ -1,0 +1,361 @@
+// Lowers one primitive application (eager mode) to a plan: the kernels to
+// launch, their buffers and their run-time parameters. Shape information
+// lives in the parameters, so the kernels themselves are shape-generic and
+// cached by their IR alone. Layout-only primitives (reshape, squeeze) alias
+// their input and launch nothing.
+import { type DType, isFloating, isUnsigned, integerRange } from '../core/dtype.js';
+import {
+  type Primitive, type PrimitiveParams, type ShapedArray, BINARY_PRIMITIVES, COMPARE_PRIMITIVES, UNARY_PRIMITIVES,
+} from '../core/primitives.js';
+import { type Shape, sizeOf, stridesOf } from '../core/shape.js';
+import type { Access, Expr, Kernel, ReduceOp } from './kernel-ir.js';
+
+export type BufferRef = { kind: 'input' | 'output' | 'temp'; index: number };
+
+export interface Launch {
+  kernel: Kernel;
+  buffers: BufferRef[];
+  params: number[];
+}
+
+export interface Plan {
+  launches: Launch[];
+  temps: { dtype: DType; size: number }[];
+  /** output index → input index whose buffer it shares (layout-only primitives) */
+  aliases: Map<number, number>;
+}
+
+const input = (index: number): BufferRef => ({ kind: 'input', index });
+const output = (index: number): BufferRef => ({ kind: 'output', index });
+
+function single(kernel: Kernel, buffers: BufferRef[], params: number[]): Plan {
+  return { launches: [{ kernel, buffers, params }], temps: [], aliases: new Map() };
+}
+
+/**
+ * Merges adjacent axes that are contiguous with each other in every view,
+ * so most strided accesses become rank 1 or 2.
+ */
+export function collapseAxes(shape: Shape, views: number[][]): { shape: number[]; views: number[][] } {
+  const outShape: number[] = [];
+  const outViews: number[][] = views.map(() => []);
+  for (let d = 0; d < shape.length; d++) {
+    const size = shape[d]!;
+    if (size === 1) continue; // a size-1 axis never moves the offset
+    const last = outShape.length - 1;
+    if (last >= 0 && views.every((v, k) => outViews[k]![last] === v[d]! * size)) {
+      outShape[last] = outShape[last]! * size;
+      views.forEach((v, k) => (outViews[k]![last] = v[d]!));
+      continue;
+    }
+    outShape.push(size);
+    views.forEach((v, k) => outViews[k]!.push(v[d]!));
+  }
+  return { shape: outShape, views: outViews };
+}
+
+/** One strided input copied into a contiguous output of `outShape`. */
+function stridedCopy(dtype: DType, outShape: Shape, offset: number, strides: number[]): Plan {
+  const contiguous = stridesOf(outShape);
+  const { shape, views } = collapseAxes(outShape, [strides, contiguous]);
+  const n = sizeOf(outShape);
+  const view = views[0]!;
+  if (offset === 0 && shape.length <= 1 && (shape.length === 0 || view[0] === 1)) {
+    return elementwiseLaunch([{ dtype, access: 'contiguous' }], [{ dtype, expr: { op: 'input', index: 0, dtype } }], n, [], []);
+  }
+  return elementwiseLaunch(
+    [{ dtype, access: 'strided' }],
+    [{ dtype, expr: { op: 'input', index: 0, dtype } }],
+    n,
+    shape,
+    [[offset, ...view]],
+  );
+}
+
+function elementwiseLaunch(
+  inputs: { dtype: DType; access: Access }[],
+  outputs: { dtype: DType; expr: Expr }[],
+  n: number,
+  shape: number[],
+  stridedViews: number[][],
+): Plan {
+  const rank = stridedViews.length ? shape.length : 1;
+  const dims = stridedViews.length ? shape : [n];
+  const params = [n, rank, ...dims, ...stridedViews.flat()];
+  const buffers = [...outputs.map((_, j) => output(j)), ...inputs.map((_, i) => input(i))];
+  return single({ kind: 'elementwise', inputs, outputs }, buffers, params);
+}
+
+function roundingParam(p: PrimitiveParams['round']): number[] {
+  return [p.roundingMethod === 'to_nearest_even' ? 1 : 0];
+}
+
+function elementwisePrimitive(prim: Primitive, ins: ShapedArray[], out: ShapedArray, params: unknown): Plan {
+  const n = sizeOf(out.shape);
+  const inputs = ins.map((a) => ({
+    dtype: a.dtype,
+    access: (a.shape.length === 0 && out.shape.length > 0 ? 'scalar' : 'contiguous') as Access,
+  }));
+  const arg = (i: number): Expr => ({ op: 'input', index: i, dtype: ins[i]!.dtype });
+  let expr: Expr;
+  if ((UNARY_PRIMITIVES as readonly string[]).includes(prim)) {
+    let param: number[] | undefined;
+    if (prim === 'round') param = roundingParam(params as PrimitiveParams['round']);
+    if (prim === 'integer_pow') param = [(params as PrimitiveParams['integer_pow']).y];
+    if (prim === 'reduce_precision') {
+      const p = params as PrimitiveParams['reduce_precision'];
+      param = [p.exponentBits, p.mantissaBits];
+    }
+    expr = { op: 'unary', name: prim as never, x: arg(0), dtype: out.dtype, ...(param ? { param } : {}) };
+  } else if ((BINARY_PRIMITIVES as readonly string[]).includes(prim)) {
+    expr = { op: 'binary', name: prim as never, x: arg(0), y: arg(1), dtype: out.dtype };
+  } else if ((COMPARE_PRIMITIVES as readonly string[]).includes(prim)) {
+    expr = { op: 'compare', name: prim as never, x: arg(0), y: arg(1), dtype: 'bool' };
+  } else if (prim === 'select_n') {
+    expr = { op: 'select', predicate: arg(0), cases: ins.slice(1).map((_, i) => arg(i + 1)), dtype: out.dtype };
+  } else if (prim === 'clamp') {
+    expr = { op: 'clamp', lo: arg(0), x: arg(1), hi: arg(2), dtype: out.dtype };
+  } else if (prim === 'convert_element_type') {
+    expr = { op: 'convert', x: arg(0), dtype: out.dtype };
+  } else {
+    throw new Error(`lower: ${prim} is not elementwise`);
+  }
+  return elementwiseLaunch(inputs, [{ dtype: out.dtype, expr }], n, [], []);
+}
+
+function reduceLaunch(op: ReduceOp, x: ShapedArray, out: ShapedArray, axes: number[]): Plan {
+  const strides = stridesOf(x.shape);
+  const outerAxes = x.shape.map((_, i) => i).filter((i) => !axes.includes(i));
+  const innerAxes = [...axes].sort((a, b) => a - b);
+  const outer = collapseAxes(outerAxes.map((a) => x.shape[a]!), [outerAxes.map((a) => strides[a]!)]);
+  const inner = collapseAxes(innerAxes.map((a) => x.shape[a]!), [innerAxes.map((a) => strides[a]!)]);
+  const innerShape = inner.shape.length ? inner.shape : [1];
+  const innerStrides = inner.shape.length ? inner.views[0]! : [0];
+  const nInner = sizeOf(innerAxes.map((a) => x.shape[a]!));
+  const params = [
+    sizeOf(out.shape), nInner,
+    outer.shape.length, ...outer.shape, ...(outer.views[0] ?? []),
+    innerShape.length, ...innerShape, ...innerStrides,
+  ];
+  return single({ kind: 'reduce', op, inputDtype: x.dtype, outputDtype: out.dtype }, [output(0), input(0)], params);
+}
+
+/** The fill value JAX uses for out-of-bounds gathers in 'fill' mode. */
+export function defaultFillValue(dtype: DType): number {
+  if (isFloating(dtype)) return NaN;
+  if (dtype === 'bool') return 1;
+  const [lo, hi] = integerRange(dtype);
+  return isUnsigned(dtype) ? hi : lo;
+}
+
+type LowerRule<Params> = (ins: ShapedArray[], outs: ShapedArray[], params: Params) => Plan;
+
+const elementwiseRule = (prim: Primitive): LowerRule<unknown> => (ins, outs, params) => elementwisePrimitive(prim, ins, outs[0]!, params);
+const reduceRule = (op: ReduceOp): LowerRule<{ axes: number[] }> => (ins, outs, { axes }) => reduceLaunch(op, ins[0]!, outs[0]!, axes);
+const cumulativeRule = (op: 'sum' | 'prod' | 'max' | 'min'): LowerRule<{ axis: number; reverse: boolean }> => (ins, _outs, { axis, reverse }) => {
+  const shape = ins[0]!.shape;
+  const pre = sizeOf(shape.slice(0, axis));
+  const post = sizeOf(shape.slice(axis + 1));
+  return single({ kind: 'cumulative', op, dtype: ins[0]!.dtype }, [output(0), input(0)], [pre, shape[axis]!, post, reverse ? 1 : 0]);
+};
+const alias: LowerRule<unknown> = () => ({ launches: [], temps: [], aliases: new Map([[0, 0]]) });
+
+const elementwiseRules = Object.fromEntries(
+  [...UNARY_PRIMITIVES, ...BINARY_PRIMITIVES, ...COMPARE_PRIMITIVES, 'select_n', 'clamp', 'convert_element_type'].map((p) => [
+    p,
+    elementwiseRule(p as Primitive),
+  ]),
+) as { [P in (typeof UNARY_PRIMITIVES)[number] | (typeof BINARY_PRIMITIVES)[number] | (typeof COMPARE_PRIMITIVES)[number] | 'select_n' | 'clamp' | 'convert_element_type']: LowerRule<unknown> };
+
+export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
+  ...elementwiseRules,
+  iota: (_ins, outs, { dimension }) => {
+    const out = outs[0]!;
+    const expr: Expr = { op: 'iota', axis: dimension, dtype: out.dtype };
+    const plan = elementwiseLaunch([], [{ dtype: out.dtype, expr }], sizeOf(out.shape), [...out.shape], []);
+    // iota needs coordinates over the full output shape
+    plan.launches[0]!.params = [sizeOf(out.shape), out.shape.length, ...out.shape];
+    return plan;
+  },
+  broadcast_in_dim: (ins, outs, { shape, broadcastDimensions }) => {
+    const x = ins[0]!;
+    const inStrides = stridesOf(x.shape);
+    const strides = shape.map(() => 0);
+    broadcastDimensions.forEach((d, i) => (strides[d] = x.shape[i] === 1 ? 0 : inStrides[i]!));
+    if (sizeOf(x.shape) === 1 && sizeOf(shape) > 1) {
+      return elementwiseLaunch([{ dtype: x.dtype, access: 'scalar' }], [{ dtype: x.dtype, expr: { op: 'input', index: 0, dtype: x.dtype } }], sizeOf(shape), [], []);
+    }
+    return stridedCopy(outs[0]!.dtype, shape, 0, strides);
+  },
+  reshape: alias,
+  squeeze: alias,
+  copy: elementwiseRule('copy'),
+  transpose: (ins, outs, { permutation }) => {
+    const strides = stridesOf(ins[0]!.shape);
+    return stridedCopy(ins[0]!.dtype, outs[0]!.shape, 0, permutation.map((p) => strides[p]!));
+  },
+  rev: (ins, outs, { dimensions }) => {
+    const x = ins[0]!;
+    const strides = stridesOf(x.shape);
+    let offset = 0;
+    const view = strides.map((s, d) => {
+      if (!dimensions.includes(d)) return s;
+      offset += (x.shape[d]! - 1) * s;
+      return -s;
+    });
+    return stridedCopy(x.dtype, outs[0]!.shape, offset, view);
+  },
+  slice: (ins, outs, { startIndices, strides: steps }) => {
+    const x = ins[0]!;
+    const strides = stridesOf(x.shape);
+    const offset = startIndices.reduce((o, s, d) => o + s * strides[d]!, 0);
+    return stridedCopy(x.dtype, outs[0]!.shape, offset, strides.map((s, d) => s * (steps ? steps[d]! : 1)));
+  },
+  pad: (ins, outs, { paddingConfig }) => {
+    const x = ins[0]!;
+    const rank = x.shape.length;
+    const params = [rank, ...outs[0]!.shape, ...x.shape, ...paddingConfig.map((p) => p[0]), ...paddingConfig.map((p) => p[2])];
+    if (rank === 0) return stridedCopy(x.dtype, [], 0, []);
+    return single({ kind: 'pad', dtype: x.dtype }, [output(0), input(0), input(1)], params);
+  },
+  concatenate: (ins, outs, { dimension }) => {
+    const offsets = [0];
+    for (const a of ins) offsets.push(offsets[offsets.length - 1]! + a.shape[dimension]!);
+    const out = outs[0]!;
+    return single(
+      { kind: 'concatenate', dtype: out.dtype, count: ins.length },
+      [output(0), ...ins.map((_, i) => input(i))],
+      [out.shape.length, dimension, ins.length, ...out.shape, ...offsets],
+    );
+  },
+  dynamic_slice: (ins, _outs, { sliceSizes }) => {
+    const x = ins[0]!;
+    return single(
+      { kind: 'dynamic_slice', dtype: x.dtype, indexDtypes: ins.slice(1).map((a) => a.dtype) },
+      ins.map((_, i) => input(i)).reduce<BufferRef[]>((acc, b) => [...acc, b], [output(0)]),
+      [x.shape.length, ...x.shape, ...sliceSizes],
+    );
+  },
+  dynamic_update_slice: (ins) => {
+    const [x, u] = ins as [ShapedArray, ShapedArray];
+    return single(
+      { kind: 'dynamic_update_slice', dtype: x.dtype, indexDtypes: ins.slice(2).map((a) => a.dtype) },
+      [output(0), ...ins.map((_, i) => input(i))],
+      [x.shape.length, ...x.shape, ...u.shape],
+    );
+  },
+  gather: (ins, outs, { dimensionNumbers: dn, sliceSizes, mode, fillValue }) => {
+    const [x, idx] = ins as [ShapedArray, ShapedArray];
+    const out = outs[0]!;
+    const offsetOperandAxes = x.shape.map((_, i) => i).filter((i) => !dn.collapsedSliceDims.includes(i));
+    const outToOperand: number[] = [];
+    const outToBatch: number[] = [];
+    let b = 0;
+    out.shape.forEach((_, d) => {
+      const o = dn.offsetDims.indexOf(d);
+      outToOperand.push(o >= 0 ? offsetOperandAxes[o]! : -1);
+      outToBatch.push(o >= 0 ? -1 : b++);
+    });
+    const batchRank = idx.shape.length - 1;
+    const params = [
+      x.shape.length, out.shape.length, batchRank, dn.startIndexMap.length,
+      ...x.shape, ...sliceSizes, ...out.shape, ...outToOperand, ...outToBatch, ...dn.startIndexMap,
+    ];
+    const fill = fillValue ?? defaultFillValue(x.dtype);
+    return single(
+      { kind: 'gather', dtype: x.dtype, indexDtype: idx.dtype, mode, fillValue: mode === 'fill' ? fill : 0 },
+      [output(0), input(0), input(1)],
+      params,
+    );
+  },
+  scatter: (ins, outs, params) => scatterLaunch('replace', ins, outs, params),
+  scatter_add: (ins, outs, params) => scatterLaunch('add', ins, outs, params),
+  reduce_sum: reduceRule('sum'), reduce_prod: reduceRule('prod'), reduce_max: reduceRule('max'),
+  reduce_min: reduceRule('min'), reduce_and: reduceRule('and'), reduce_or: reduceRule('or'),
+  argmax: (ins, outs, { axes }) => reduceLaunch('argmax', ins[0]!, outs[0]!, axes),
+  argmin: (ins, outs, { axes }) => reduceLaunch('argmin', ins[0]!, outs[0]!, axes),
+  cumsum: cumulativeRule('sum'), cumprod: cumulativeRule('prod'), cummax: cumulativeRule('max'), cummin: cumulativeRule('min'),
+  dot_general: (ins, outs, { dimensionNumbers }) => lowerDot(ins[0]!, ins[1]!, outs[0]!, dimensionNumbers),
+};
+
+function scatterLaunch(
+  combine: 'replace' | 'add',
+  ins: ShapedArray[],
+  _outs: ShapedArray[],
+  { dimensionNumbers: dn, mode }: PrimitiveParams['scatter'],
+): Plan {
+  const [x, idx, up] = ins as [ShapedArray, ShapedArray, ShapedArray];
+  const windowOperandAxes = x.shape.map((_, i) => i).filter((i) => !dn.insertedWindowDims.includes(i));
+  const upToOperand: number[] = [];
+  const upToBatch: number[] = [];
+  let b = 0;
+  up.shape.forEach((_, d) => {
+    const w = dn.updateWindowDims.indexOf(d);
+    upToOperand.push(w >= 0 ? windowOperandAxes[w]! : -1);
+    upToBatch.push(w >= 0 ? -1 : b++);
+  });
+  const window = x.shape.map(() => 1);
+  up.shape.forEach((size, d) => {
+    if (upToOperand[d]! >= 0) window[upToOperand[d]!] = size;
+  });
+  const params = [
+    x.shape.length, up.shape.length, dn.scatterDimsToOperandDims.length, sizeOf(x.shape), sizeOf(up.shape),
+    ...x.shape, ...up.shape, ...upToOperand, ...upToBatch, ...dn.scatterDimsToOperandDims, ...window,
+  ];
+  return single({ kind: 'scatter', combine, dtype: x.dtype, indexDtype: idx.dtype, mode }, [output(0), input(0), input(1), input(2)], params);
+}
+
+/** Strides of `axes` of a row-major array, merged into one axis if they are contiguous with each other; null if not. */
+function mergedStride(shape: Shape, axes: number[]): number | null {
+  const strides = stridesOf(shape);
+  const live = axes.filter((a) => shape[a] !== 1);
+  if (live.length === 0) return 0;
+  for (let i = 0; i + 1 < live.length; i++) {
+    if (strides[live[i]!] !== strides[live[i + 1]!]! * shape[live[i + 1]!]!) return null;
+  }
+  return strides[live[live.length - 1]!]!;
+}
+
+function lowerDot(l: ShapedArray, r: ShapedArray, out: ShapedArray, dn: PrimitiveParams['dot_general']['dimensionNumbers']): Plan {
+  const [[lc, rc], [lb, rb]] = dn;
+  const lFree = l.shape.map((_, i) => i).filter((i) => !lc.includes(i) && !lb.includes(i));
+  const rFree = r.shape.map((_, i) => i).filter((i) => !rc.includes(i) && !rb.includes(i));
+  const size = (shape: Shape, axes: number[]) => sizeOf(axes.map((a) => shape[a]!));
+  const B = size(l.shape, lb);
+  const M = size(l.shape, lFree);
+  const N = size(r.shape, rFree);
+  const K = size(l.shape, lc);
+  const plan: Plan = { launches: [], temps: [], aliases: new Map() };
+  // Each operand must be a strided 3-d view [batch, free, contract]; if its axes cannot merge, transpose it into a temporary first.
+  const view = (a: ShapedArray, batch: number[], free: number[], contract: number[], operand: number, rhs: boolean): { ref: BufferRef; strides: number[] } => {
+    const sb = mergedStride(a.shape, batch);
+    const sf = mergedStride(a.shape, free);
+    const sc = mergedStride(a.shape, contract);
+    if (sb !== null && sf !== null && sc !== null) {
+      return { ref: input(operand), strides: rhs ? [sb, sc, sf] : [sb, sf, sc] };
+    }
+    const order = [...batch, ...free, ...contract];
+    const strides = stridesOf(a.shape);
+    const shape = order.map((d) => a.shape[d]!);
+    const copy = stridedCopy(a.dtype, shape, 0, order.map((d) => strides[d]!)).launches[0]!;
+    const temp = plan.temps.length;
+    plan.temps.push({ dtype: a.dtype, size: sizeOf(a.shape) });
+    copy.buffers = copy.buffers.map((b) => (b.kind === 'output' ? { kind: 'temp', index: temp } : input(operand)));
+    plan.launches.push(copy);
+    const f = size(a.shape, free);
+    const c = size(a.shape, contract);
+    return { ref: { kind: 'temp', index: temp }, strides: rhs ? [f * c, 1, c] : [f * c, c, 1] };
+  };
+  const lv = view(l, lb, lFree, lc, 0, false);
+  const rv = view(r, rb, rFree, rc, 1, true);
+  plan.launches.push({
+    kernel: { kind: 'dot', inputDtype: l.dtype, outputDtype: out.dtype },
+    buffers: [output(0), lv.ref, rv.ref],
+    params: [B, M, N, K, ...lv.strides, ...rv.strides],
+  });
+  return plan;
+}
+
+export function lowerPrimitive<P extends Primitive>(prim: P, ins: ShapedArray[], outs: ShapedArray[], params: PrimitiveParams[P]): Plan {
+  return (lowerRules[prim] as LowerRule<PrimitiveParams[P]>)(ins, outs, params);
+}

@@ -1,0 +1,526 @@
+// The C renderer: kernel IR → one C translation unit per kernel with the
+// uniform ABI `void NAME(void **buffers, const int64_t *params)`. Loops over
+// more than JX_PARALLEL_THRESHOLD elements run under OpenMP. Parameter layouts
+// are documented on each kernel type in ../kernel-ir.ts.
+import { type DType, isFloating, isUnsigned } from '../../core/dtype.js';
+import type {
+  ConcatenateKernel, CumulativeKernel, DotKernel, DynamicSliceKernel, DynamicUpdateSliceKernel, ElementwiseKernel,
+  GatherKernel, Kernel, PadKernel, ReduceKernel, ScatterKernel,
+} from '../kernel-ir.js';
+import { C_PRELUDE } from './c-prelude.js';
+import { ExprRenderer, computeType, literal, loadValue, storageType, storeValue } from './c-expr.js';
+
+export function renderC(kernel: Kernel, name: string): string {
+  const body = renderBody(kernel, name);
+  return `// jaxon kernel ${name}: ${JSON.stringify(kernel)}\n${C_PRELUDE}\n${body}\n`;
+}
+
+function renderBody(k: Kernel, name: string): string {
+  switch (k.kind) {
+    case 'elementwise': return elementwise(k, name);
+    case 'reduce': return reduce(k, name);
+    case 'cumulative': return cumulative(k, name);
+    case 'dot': return dot(k, name);
+    case 'pad': return pad(k, name);
+    case 'concatenate': return concatenate(k, name);
+    case 'dynamic_slice': return dynamicSlice(k, name);
+    case 'dynamic_update_slice': return dynamicUpdateSlice(k, name);
+    case 'gather': return gather(k, name);
+    case 'scatter': return scatter(k, name);
+  }
+}
+
+const indent = (lines: string[], n: number) => lines.map((l) => ' '.repeat(n) + l).join('\n');
+
+function usesIota(k: ElementwiseKernel): boolean {
+  const seen = new Set<object>();
+  const walk = (e: import('../kernel-ir.js').Expr): boolean => {
+    if (seen.has(e)) return false;
+    seen.add(e);
+    switch (e.op) {
+      case 'iota': return true;
+      case 'input': case 'literal': return false;
+      case 'unary': case 'convert': return walk(e.x);
+      case 'binary': case 'compare': return walk(e.x) || walk(e.y);
+      case 'select': return walk(e.predicate) || e.cases.some(walk);
+      case 'clamp': return walk(e.lo) || walk(e.x) || walk(e.hi);
+    }
+  };
+  return k.outputs.some((o) => walk(o.expr));
+}
+
+function elementwise(k: ElementwiseKernel, name: string): string {
+  const strided = k.inputs.map((inp, i) => (inp.access === 'strided' ? i : -1)).filter((i) => i >= 0);
+  const needsCoords = strided.length > 0 || usesIota(k);
+  const nOut = k.outputs.length;
+  const decls: string[] = [
+    'const int64_t n = params[0];',
+    'const int rank = (int)params[1];',
+    'const int64_t *shape = params + 2;',
+  ];
+  k.outputs.forEach((o, j) => decls.push(`${storageType(o.dtype)} *restrict out${j} = (${storageType(o.dtype)} *)buffers[${j}];`));
+  k.inputs.forEach((inp, i) => decls.push(`const ${storageType(inp.dtype)} *restrict in${i} = (const ${storageType(inp.dtype)} *)buffers[${nOut + i}];`));
+  strided.forEach((i, s) => {
+    decls.push(`const int64_t offset${i} = params[2 + rank + ${s} * (rank + 1)];`);
+    decls.push(`const int64_t *stride${i} = params + 3 + rank + ${s} * (rank + 1);`);
+  });
+  const renderer = new ExprRenderer(
+    (i) => {
+      const inp = k.inputs[i]!;
+      const ref = inp.access === 'contiguous' ? `in${i}[i]` : inp.access === 'scalar' ? `in${i}[0]` : `in${i}[off${i}]`;
+      return loadValue(inp.dtype, ref);
+    },
+    (axis) => `coord[${axis}]`,
+  );
+  const results = k.outputs.map((o) => renderer.render(o.expr));
+  const stores = k.outputs.map((o, j) => `out${j}[i] = ${storeValue(o.dtype, results[j]!)};`);
+  const body = [...renderer.lines, ...stores];
+  if (!needsCoords) {
+    return `void ${name}(void **buffers, const int64_t *params) {
+${indent(decls, 2)}
+  (void)rank; (void)shape;
+  #pragma omp parallel for simd if (n > JX_PARALLEL_THRESHOLD)
+  for (int64_t i = 0; i < n; i++) {
+${indent(body, 4)}
+  }
+}`;
+  }
+  const init = strided.map((i) => `int64_t off${i} = offset${i};`);
+  const unravel = strided.map((i) => `off${i} += coord[d] * stride${i}[d];`);
+  const step = strided.map((i) => `off${i} += stride${i}[d];`);
+  const unstep = strided.map((i) => `off${i} -= stride${i}[d] * shape[d];`);
+  return `void ${name}(void **buffers, const int64_t *params) {
+${indent(decls, 2)}
+  if (n == 0) return;
+  #pragma omp parallel if (n > JX_PARALLEL_THRESHOLD)
+  {
+    const int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
+    const int64_t start = n * thread / threads, end = n * (thread + 1) / threads;
+    int64_t coord[JX_MAX_RANK];
+${indent(init, 4)}
+    int64_t rest = start;
+    for (int d = rank - 1; d >= 0; d--) {
+      coord[d] = shape[d] ? rest % shape[d] : 0;
+      rest = shape[d] ? rest / shape[d] : 0;
+${indent(unravel, 6)}
+    }
+    for (int64_t i = start; i < end; i++) {
+${indent(body, 6)}
+      for (int d = rank - 1; d >= 0; d--) {
+        coord[d]++;
+${indent(step, 8)}
+        if (coord[d] < shape[d]) break;
+${indent(unstep, 8)}
+        coord[d] = 0;
+      }
+    }
+  }
+}`;
+}
+
+interface ReduceParts {
+  acc: string;
+  init: string;
+  combine: (acc: string, v: string) => string;
+  merge: (acc: string, other: string) => string;
+  finish: (acc: string) => string;
+}
+
+function reduceParts(op: ReduceKernel['op'], d: DType, out: DType): ReduceParts {
+  const floating = isFloating(d);
+  const acc = floating ? 'double' : op === 'sum' || op === 'prod' ? 'uint64_t' : computeType(d);
+  const store = (v: string) => storeValue(out, `(${computeType(out)})(${v})`);
+  switch (op) {
+    case 'sum': return { acc, init: '0', combine: (a, v) => `${a} += (${acc})${v};`, merge: (a, o) => `${a} += ${o};`, finish: store };
+    case 'prod': return { acc, init: '1', combine: (a, v) => `${a} *= (${acc})${v};`, merge: (a, o) => `${a} *= ${o};`, finish: store };
+    case 'max':
+    case 'min': {
+      const cmp = op === 'max' ? '>' : '<';
+      const init = floating ? (op === 'max' ? '(-(double)INFINITY)' : '((double)INFINITY)') : literal(op === 'max' ? minOf(d) : maxOf(d), d);
+      const combine = floating
+        ? (a: string, v: string) => `{ const double x = ${v}; if (x != x || x ${cmp} ${a}) ${a} = (${a} != ${a}) ? ${a} : x; }`
+        : (a: string, v: string) => `{ const ${acc} x = ${v}; if (x ${cmp} ${a}) ${a} = x; }`;
+      return { acc, init, combine, merge: combine, finish: store };
+    }
+    case 'and':
+    case 'or': {
+      const init = op === 'or' ? '0' : d === 'bool' ? '1' : `(${acc})~(${acc})0`;
+      const sym = op === 'and' ? '&' : '|';
+      return { acc, init, combine: (a, v) => `${a} ${sym}= ${v};`, merge: (a, o) => `${a} ${sym}= ${o};`, finish: store };
+    }
+    case 'argmax':
+    case 'argmin': throw new Error('reduceParts: arg reductions are rendered separately');
+  }
+}
+
+function minOf(d: DType): number {
+  return { int8: -128, int16: -32768, int32: -2147483648, uint8: 0, uint16: 0, uint32: 0, bool: 0 }[d as 'int8'] ?? 0;
+}
+function maxOf(d: DType): number {
+  return { int8: 127, int16: 32767, int32: 2147483647, uint8: 255, uint16: 65535, uint32: 4294967295, bool: 1 }[d as 'int8'] ?? 0;
+}
+
+const REDUCE_DECLS = (input: DType, output: DType) => `const int64_t n_out = params[0], n_inner = params[1];
+  const int outer_rank = (int)params[2];
+  const int64_t *outer_shape = params + 3, *outer_stride = params + 3 + outer_rank;
+  const int inner_rank = (int)params[3 + 2 * outer_rank];
+  const int64_t *inner_shape = params + 4 + 2 * outer_rank, *inner_stride = params + 4 + 2 * outer_rank + inner_rank;
+  ${storageType(output)} *restrict out = (${storageType(output)} *)buffers[0];
+  const ${storageType(input)} *restrict in = (const ${storageType(input)} *)buffers[1];`;
+
+/** C code that sets `base` to the input offset of output element `o`. */
+const OUTER_BASE = `int64_t base = 0, rest_o = o;
+    for (int d = outer_rank - 1; d >= 0; d--) { const int64_t c = rest_o % outer_shape[d]; rest_o /= outer_shape[d]; base += c * outer_stride[d]; }`;
+
+/** C code looping j over [lo, hi) of the inner space with `off` the input offset; BODY uses in[off]. */
+function innerLoop(body: string): string {
+  return `if (inner_rank == 1) {
+      const int64_t s = inner_stride[0];
+      for (int64_t j = lo; j < hi; j++) { const int64_t off = base + j * s; ${body} }
+    } else {
+      int64_t coord[JX_MAX_RANK], off = base, rest = lo;
+      for (int d = inner_rank - 1; d >= 0; d--) { coord[d] = rest % inner_shape[d]; rest /= inner_shape[d]; off += coord[d] * inner_stride[d]; }
+      for (int64_t j = lo; j < hi; j++) {
+        ${body}
+        for (int d = inner_rank - 1; d >= 0; d--) {
+          coord[d]++; off += inner_stride[d];
+          if (coord[d] < inner_shape[d]) break;
+          off -= inner_stride[d] * inner_shape[d]; coord[d] = 0;
+        }
+      }
+    }`;
+}
+
+function reduce(k: ReduceKernel, name: string): string {
+  if (k.op === 'argmax' || k.op === 'argmin') return argReduce(k, name);
+  const p = reduceParts(k.op, k.inputDtype, k.outputDtype);
+  const v = loadValue(k.inputDtype, 'in[off]');
+  // Few outputs and a long inner space: split the inner space across threads, merge partials in order.
+  return `void ${name}(void **buffers, const int64_t *params) {
+  ${REDUCE_DECLS(k.inputDtype, k.outputDtype)}
+  if (n_out < 8 && n_inner > JX_PARALLEL_THRESHOLD) {
+    for (int64_t o = 0; o < n_out; o++) {
+      ${OUTER_BASE}
+      ${p.acc} partial[256];
+      int used = 0;
+      #pragma omp parallel
+      {
+        const int64_t threads = omp_get_num_threads() < 256 ? omp_get_num_threads() : 256, thread = omp_get_thread_num();
+        if (thread < threads) {
+          const int64_t lo = n_inner * thread / threads, hi = n_inner * (thread + 1) / threads;
+          ${p.acc} acc = ${p.init};
+          ${innerLoop(p.combine('acc', v))}
+          partial[thread] = acc;
+        }
+        #pragma omp single
+        used = (int)threads;
+      }
+      ${p.acc} acc = partial[0];
+      for (int t = 1; t < used; t++) { ${p.merge('acc', 'partial[t]')} }
+      out[o] = ${p.finish('acc')};
+    }
+    return;
+  }
+  #pragma omp parallel for if (n_out * n_inner > JX_PARALLEL_THRESHOLD && n_out > 1)
+  for (int64_t o = 0; o < n_out; o++) {
+    ${OUTER_BASE}
+    const int64_t lo = 0, hi = n_inner;
+    ${p.acc} acc = ${p.init};
+    ${innerLoop(p.combine('acc', v))}
+    out[o] = ${p.finish('acc')};
+  }
+}`;
+}
+
+function argReduce(k: ReduceKernel, name: string): string {
+  const cmp = k.op === 'argmax' ? '>' : '<';
+  const t = computeType(k.inputDtype);
+  const floating = isFloating(k.inputDtype);
+  // First index wins ties; the first NaN wins over everything (JAX).
+  const better = floating ? `(best == best) && (x != x || x ${cmp} best)` : `x ${cmp} best`;
+  return `void ${name}(void **buffers, const int64_t *params) {
+  ${REDUCE_DECLS(k.inputDtype, k.outputDtype)}
+  #pragma omp parallel for if (n_out * n_inner > JX_PARALLEL_THRESHOLD && n_out > 1)
+  for (int64_t o = 0; o < n_out; o++) {
+    ${OUTER_BASE}
+    const int64_t lo = 0, hi = n_inner;
+    ${t} best = 0; int64_t best_index = -1;
+    ${innerLoop(`{ const ${t} x = ${loadValue(k.inputDtype, 'in[off]')}; if (best_index < 0 || (${better})) { best = x; best_index = j; } }`)}
+    out[o] = (${storageType(k.outputDtype)})best_index;
+  }
+}`;
+}
+
+function cumulative(k: CumulativeKernel, name: string): string {
+  const d = k.dtype;
+  const floating = isFloating(d);
+  const t = storageType(d);
+  const acc = floating ? 'double' : k.op === 'sum' || k.op === 'prod' ? 'uint64_t' : computeType(d);
+  let init: string;
+  let combine: string;
+  switch (k.op) {
+    case 'sum': init = '0'; combine = 'acc += (' + acc + ')x;'; break;
+    case 'prod': init = '1'; combine = 'acc *= (' + acc + ')x;'; break;
+    case 'max':
+    case 'min': {
+      const cmp = k.op === 'max' ? '>' : '<';
+      init = floating ? (k.op === 'max' ? '(-(double)INFINITY)' : '((double)INFINITY)') : literal(k.op === 'max' ? minOf(d) : maxOf(d), d);
+      combine = floating ? `if (acc == acc && (x != x || x ${cmp} acc)) acc = x;` : `if (x ${cmp} acc) acc = x;`;
+      break;
+    }
+  }
+  return `void ${name}(void **buffers, const int64_t *params) {
+  const int64_t pre = params[0], n = params[1], post = params[2], reverse = params[3];
+  ${t} *restrict out = (${t} *)buffers[0];
+  const ${t} *restrict in = (const ${t} *)buffers[1];
+  #pragma omp parallel for if (pre * n * post > JX_PARALLEL_THRESHOLD && pre * post > 1)
+  for (int64_t line = 0; line < pre * post; line++) {
+    const int64_t a = line / post, c = line % post;
+    ${acc} acc = ${init};
+    for (int64_t step = 0; step < n; step++) {
+      const int64_t b = reverse ? n - 1 - step : step;
+      const int64_t idx = (a * n + b) * post + c;
+      const ${floating ? 'double' : computeType(d)} x = ${loadValue(d, 'in[idx]')};
+      ${combine}
+      out[idx] = ${storeValue(d, `(${computeType(d)})acc`)};
+    }
+  }
+}`;
+}
+
+function dot(k: DotKernel, name: string): string {
+  const floating = isFloating(k.outputDtype) || isFloating(k.inputDtype);
+  const acc = floating ? 'double' : isUnsigned(k.outputDtype) ? 'uint64_t' : 'uint64_t';
+  const ti = storageType(k.inputDtype);
+  const to = storageType(k.outputDtype);
+  const load = (ref: string) => `(${acc})${loadValue(k.inputDtype, ref)}`;
+  const result = floating ? `(${computeType(k.outputDtype)})row[j]` : `(${computeType(k.outputDtype)})row[j]`;
+  return `void ${name}(void **buffers, const int64_t *params) {
+  const int64_t B = params[0], M = params[1], N = params[2], K = params[3];
+  const int64_t lsb = params[4], lsm = params[5], lsk = params[6], rsb = params[7], rsk = params[8], rsn = params[9];
+  ${to} *restrict out = (${to} *)buffers[0];
+  const ${ti} *restrict lhs = (const ${ti} *)buffers[1];
+  const ${ti} *restrict rhs = (const ${ti} *)buffers[2];
+  if (B * M * N == 0) return;
+  #pragma omp parallel if (B * M * N * K > JX_PARALLEL_THRESHOLD)
+  {
+    ${acc} *row = (${acc} *)malloc(sizeof(${acc}) * (size_t)N);
+    #pragma omp for schedule(static)
+    for (int64_t bm = 0; bm < B * M; bm++) {
+      const int64_t b = bm / M, m = bm % M;
+      for (int64_t j = 0; j < N; j++) row[j] = 0;
+      const ${ti} *a = lhs + b * lsb + m * lsm;
+      const ${ti} *w = rhs + b * rsb;
+      for (int64_t kk = 0; kk < K; kk++) {
+        const ${acc} x = ${load('a[kk * lsk]')};
+        const ${ti} *wr = w + kk * rsk;
+        if (rsn == 1) { for (int64_t j = 0; j < N; j++) row[j] += x * ${load('wr[j]')}; }
+        else { for (int64_t j = 0; j < N; j++) row[j] += x * ${load('wr[j * rsn]')}; }
+      }
+      ${to} *o = out + bm * N;
+      for (int64_t j = 0; j < N; j++) o[j] = ${storeValue(k.outputDtype, result)};
+    }
+    free(row);
+  }
+}`;
+}
+
+function pad(k: PadKernel, name: string): string {
+  const t = storageType(k.dtype);
+  return `void ${name}(void **buffers, const int64_t *params) {
+  const int rank = (int)params[0];
+  const int64_t *out_shape = params + 1, *in_shape = params + 1 + rank, *lo = params + 1 + 2 * rank, *interior = params + 1 + 3 * rank;
+  ${t} *restrict out = (${t} *)buffers[0];
+  const ${t} *restrict in = (const ${t} *)buffers[1];
+  const ${t} value = ((const ${t} *)buffers[2])[0];
+  int64_t n = 1;
+  for (int d = 0; d < rank; d++) n *= out_shape[d];
+  #pragma omp parallel for if (n > JX_PARALLEL_THRESHOLD)
+  for (int64_t i = 0; i < n; i++) {
+    int64_t rest = i, src = 0, scale = 1;
+    int inside = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+      const int64_t c = rest % out_shape[d]; rest /= out_shape[d];
+      const int64_t t = c - lo[d], step = interior[d] + 1;
+      if (t < 0 || t % step != 0 || t / step >= in_shape[d]) { inside = 0; break; }
+      src += (t / step) * scale; scale *= in_shape[d];
+    }
+    out[i] = inside ? in[src] : value;
+  }
+}`;
+}
+
+function concatenate(k: ConcatenateKernel, name: string): string {
+  const t = storageType(k.dtype);
+  return `void ${name}(void **buffers, const int64_t *params) {
+  const int rank = (int)params[0], axis = (int)params[1], count = (int)params[2];
+  const int64_t *out_shape = params + 3, *offsets = params + 3 + rank;
+  ${t} *restrict out = (${t} *)buffers[0];
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; d++) outer *= out_shape[d];
+  for (int d = axis + 1; d < rank; d++) inner *= out_shape[d];
+  const int64_t total = out_shape[axis];
+  #pragma omp parallel for if (outer * total * inner > JX_PARALLEL_THRESHOLD)
+  for (int64_t o = 0; o < outer; o++) {
+    for (int c = 0; c < count; c++) {
+      const ${t} *in = (const ${t} *)buffers[1 + c];
+      const int64_t width = (offsets[c + 1] - offsets[c]) * inner;
+      if (width) memcpy(out + (o * total + offsets[c]) * inner, in + o * width, (size_t)width * sizeof(${t}));
+    }
+  }
+}`;
+}
+
+function readIndex(d: DType, buffer: string): string {
+  return `(int64_t)((const ${storageType(d)} *)${buffer})[0]`;
+}
+
+function dynamicSlice(k: DynamicSliceKernel, name: string): string {
+  const t = storageType(k.dtype);
+  const reads = k.indexDtypes.map((d, i) => `start[${i}] = ${readIndex(d, `buffers[${2 + i}]`)};`).join('\n  ');
+  return `void ${name}(void **buffers, const int64_t *params) {
+  const int rank = (int)params[0];
+  const int64_t *shape = params + 1, *size = params + 1 + rank;
+  ${t} *restrict out = (${t} *)buffers[0];
+  const ${t} *restrict in = (const ${t} *)buffers[1];
+  int64_t start[JX_MAX_RANK + 1];
+  ${reads}
+  int64_t n = 1;
+  for (int d = 0; d < rank; d++) {
+    const int64_t hi = shape[d] - size[d];
+    if (start[d] > hi) start[d] = hi;
+    if (start[d] < 0) start[d] = 0;
+    n *= size[d];
+  }
+  #pragma omp parallel for if (n > JX_PARALLEL_THRESHOLD)
+  for (int64_t i = 0; i < n; i++) {
+    int64_t rest = i, src = 0, scale = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+      const int64_t c = rest % size[d]; rest /= size[d];
+      src += (c + start[d]) * scale; scale *= shape[d];
+    }
+    out[i] = in[src];
+  }
+}`;
+}
+
+function dynamicUpdateSlice(k: DynamicUpdateSliceKernel, name: string): string {
+  const t = storageType(k.dtype);
+  const reads = k.indexDtypes.map((d, i) => `start[${i}] = ${readIndex(d, `buffers[${3 + i}]`)};`).join('\n  ');
+  return `void ${name}(void **buffers, const int64_t *params) {
+  const int rank = (int)params[0];
+  const int64_t *shape = params + 1, *size = params + 1 + rank;
+  ${t} *restrict out = (${t} *)buffers[0];
+  const ${t} *in = (const ${t} *)buffers[1];
+  const ${t} *restrict update = (const ${t} *)buffers[2];
+  int64_t start[JX_MAX_RANK + 1];
+  ${reads}
+  int64_t n = 1, total = 1;
+  for (int d = 0; d < rank; d++) {
+    const int64_t hi = shape[d] - size[d];
+    if (start[d] > hi) start[d] = hi;
+    if (start[d] < 0) start[d] = 0;
+    n *= size[d]; total *= shape[d];
+  }
+  if (out != in) memcpy(out, in, (size_t)total * sizeof(${t}));
+  #pragma omp parallel for if (n > JX_PARALLEL_THRESHOLD)
+  for (int64_t i = 0; i < n; i++) {
+    int64_t rest = i, dst = 0, scale = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+      const int64_t c = rest % size[d]; rest /= size[d];
+      dst += (c + start[d]) * scale; scale *= shape[d];
+    }
+    out[dst] = update[i];
+  }
+}`;
+}
+
+function gather(k: GatherKernel, name: string): string {
+  const t = storageType(k.dtype);
+  const ti = storageType(k.indexDtype);
+  const fill = storeValue(k.dtype, literal(k.fillValue, k.dtype === 'bfloat16' || k.dtype === 'float16' ? 'float32' : k.dtype));
+  return `void ${name}(void **buffers, const int64_t *params) {
+  const int op_rank = (int)params[0], out_rank = (int)params[1], batch_rank = (int)params[2], vec = (int)params[3];
+  const int64_t *op_shape = params + 4, *slice = op_shape + op_rank, *out_shape = slice + op_rank;
+  const int64_t *out_to_operand = out_shape + out_rank, *out_to_batch = out_to_operand + out_rank, *start_map = out_to_batch + out_rank;
+  ${t} *restrict out = (${t} *)buffers[0];
+  const ${t} *restrict operand = (const ${t} *)buffers[1];
+  const ${ti} *restrict indices = (const ${ti} *)buffers[2];
+  int64_t n = 1, batch_shape[JX_MAX_RANK];
+  for (int d = 0; d < out_rank; d++) { n *= out_shape[d]; if (out_to_batch[d] >= 0) batch_shape[out_to_batch[d]] = out_shape[d]; }
+  #pragma omp parallel for if (n > JX_PARALLEL_THRESHOLD)
+  for (int64_t i = 0; i < n; i++) {
+    int64_t coord[JX_MAX_RANK], batch[JX_MAX_RANK], start[JX_MAX_RANK], offset[JX_MAX_RANK], rest = i;
+    for (int d = out_rank - 1; d >= 0; d--) { coord[d] = rest % out_shape[d]; rest /= out_shape[d]; }
+    for (int d = 0; d < op_rank; d++) { start[d] = 0; offset[d] = 0; }
+    for (int d = 0; d < out_rank; d++) {
+      if (out_to_batch[d] >= 0) batch[out_to_batch[d]] = coord[d];
+      else offset[out_to_operand[d]] = coord[d];
+    }
+    int64_t row = 0;
+    for (int d = 0; d < batch_rank; d++) row = row * batch_shape[d] + batch[d];
+    int inside = 1;
+    for (int v = 0; v < vec; v++) {
+      const int64_t axis = start_map[v], hi = op_shape[axis] - slice[axis];
+      int64_t s = (int64_t)indices[row * vec + v];
+      if (s < 0 || s > hi) { inside = 0; s = s < 0 ? 0 : hi; }
+      start[axis] = s;
+    }
+    ${k.mode === 'fill' ? `if (!inside) { out[i] = ${fill}; continue; }` : '(void)inside;'}
+    int64_t src = 0;
+    for (int d = 0; d < op_rank; d++) src = src * op_shape[d] + start[d] + offset[d];
+    out[i] = operand[src];
+  }
+}`;
+}
+
+function scatter(k: ScatterKernel, name: string): string {
+  const t = storageType(k.dtype);
+  const ti = storageType(k.indexDtype);
+  const c = computeType(k.dtype);
+  const write =
+    k.combine === 'replace'
+      ? 'out[dst] = updates[u];'
+      : isFloating(k.dtype)
+        ? `out[dst] = ${storeValue(k.dtype, `(${c})(${loadValue(k.dtype, 'out[dst]')} + ${loadValue(k.dtype, 'updates[u]')})`)};`
+        : `out[dst] = (${c})((uint64_t)out[dst] + (uint64_t)updates[u]);`;
+  // Sequential in update order, so repeated indices resolve like XLA on one thread (last write wins).
+  return `void ${name}(void **buffers, const int64_t *params) {
+  const int op_rank = (int)params[0], up_rank = (int)params[1], vec = (int)params[2];
+  const int64_t n_operand = params[3], n_update = params[4];
+  const int64_t *op_shape = params + 5, *up_shape = op_shape + op_rank;
+  const int64_t *up_to_operand = up_shape + up_rank, *up_to_batch = up_to_operand + up_rank;
+  const int64_t *dims_to_operand = up_to_batch + up_rank, *window = dims_to_operand + vec;
+  ${t} *out = (${t} *)buffers[0];
+  const ${t} *in = (const ${t} *)buffers[1];
+  const ${ti} *restrict indices = (const ${ti} *)buffers[2];
+  const ${t} *restrict updates = (const ${t} *)buffers[3];
+  if (out != in) memcpy(out, in, (size_t)n_operand * sizeof(${t}));
+  int64_t batch_shape[JX_MAX_RANK];
+  for (int d = 0; d < up_rank; d++) if (up_to_batch[d] >= 0) batch_shape[up_to_batch[d]] = up_shape[d];
+  int batch_rank = 0;
+  for (int d = 0; d < up_rank; d++) if (up_to_batch[d] >= 0) batch_rank++;
+  for (int64_t u = 0; u < n_update; u++) {
+    int64_t coord[JX_MAX_RANK], batch[JX_MAX_RANK], start[JX_MAX_RANK], offset[JX_MAX_RANK], rest = u;
+    for (int d = up_rank - 1; d >= 0; d--) { coord[d] = rest % up_shape[d]; rest /= up_shape[d]; }
+    for (int d = 0; d < op_rank; d++) { start[d] = 0; offset[d] = 0; }
+    for (int d = 0; d < up_rank; d++) {
+      if (up_to_batch[d] >= 0) batch[up_to_batch[d]] = coord[d];
+      else offset[up_to_operand[d]] = coord[d];
+    }
+    int64_t row = 0;
+    for (int d = 0; d < batch_rank; d++) row = row * batch_shape[d] + batch[d];
+    int inside = 1;
+    for (int v = 0; v < vec; v++) {
+      const int64_t axis = dims_to_operand[v], hi = op_shape[axis] - window[axis];
+      int64_t s = (int64_t)indices[row * vec + v];
+      if (s < 0 || s > hi) { inside = 0; s = s < 0 ? 0 : hi; }
+      start[axis] = s;
+    }
+    ${k.mode === 'fill' ? 'if (!inside) continue;' : '(void)inside;'}
+    int64_t dst = 0;
+    for (int d = 0; d < op_rank; d++) dst = dst * op_shape[d] + start[d] + offset[d];
+    ${write}
+  }
+}`;
+}

@@ -1,0 +1,207 @@
+// jaxon's Array: an immutable n-d array on a device. Operations never consume
+// their inputs (JAX semantics); memory is released by dispose(), `using`,
+// jaxon.tidy, or, as a backstop, garbage collection. Methods that mirror jnp
+// are installed by lib/numpy (registerArrayMethods) so this file does not
+// depend on the numpy layer.
+import type { Device } from '../runtime/device.js';
+import { defaultDevice } from '../runtime/device.js';
+import { type DType, itemsize } from './dtype.js';
+import { formatArray } from './format.js';
+import { type NestedArray, type UserTypedArray, nest, unpackValues } from './host.js';
+import { Storage, trackArray, untrackArray } from './memory.js';
+import type { ShapedArray } from './primitives.js';
+import { sizeOf } from './shape.js';
+
+/** Anything jnp functions accept where an array is expected. */
+export type ArrayLike = Array | number | boolean | NestedArray | ArrayBufferView;
+
+export type IndexItem = number | null | [number | null, (number | null)?, (number | null)?] | Array | 'newaxis' | '...';
+
+/** The jnp functions Array methods forward to (set by lib/numpy). */
+export interface ArrayMethods {
+  add(x: Array, y: ArrayLike): Array;
+  subtract(x: Array, y: ArrayLike): Array;
+  multiply(x: Array, y: ArrayLike): Array;
+  divide(x: Array, y: ArrayLike): Array;
+  power(x: Array, y: ArrayLike): Array;
+  negative(x: Array): Array;
+  matmul(x: Array, y: ArrayLike): Array;
+  sum(x: Array, options?: object): Array;
+  mean(x: Array, options?: object): Array;
+  max(x: Array, options?: object): Array;
+  min(x: Array, options?: object): Array;
+  argmax(x: Array, options?: object): Array;
+  reshape(x: Array, shape: number | number[]): Array;
+  transpose(x: Array, axes?: number[]): Array;
+  astype(x: Array, dtype: DType): Array;
+  index(x: Array, items: IndexItem[]): Array;
+  at(x: Array, items: IndexItem[]): ArrayAt;
+}
+
+export interface ArrayAt {
+  get(): Array;
+  set(value: ArrayLike): Array;
+  add(value: ArrayLike): Array;
+  multiply(value: ArrayLike): Array;
+  min(value: ArrayLike): Array;
+  max(value: ArrayLike): Array;
+}
+
+let methods: ArrayMethods | undefined;
+
+export function registerArrayMethods(m: ArrayMethods): void {
+  methods = m;
+}
+
+function api(): ArrayMethods {
+  if (!methods) throw new Error('jaxon: Array methods are not installed; import jaxon (lib/index) rather than lib/core directly');
+  return methods;
+}
+
+export class Array {
+  readonly shape: readonly number[];
+  readonly dtype: DType;
+  readonly weakType: boolean;
+  #storage: Storage | null;
+  #token = {};
+  #disposedBy: string | null = null;
+
+  /** Internal: wraps a storage reference this Array now owns. Use jnp.array to make arrays. */
+  constructor(storage: Storage, shape: readonly number[], dtype: DType, weakType = false) {
+    this.#storage = storage;
+    this.shape = Object.freeze([...shape]);
+    this.dtype = dtype;
+    this.weakType = weakType;
+    trackArray(this, storage, this.#token);
+  }
+
+  get ndim(): number {
+    return this.shape.length;
+  }
+  get size(): number {
+    return sizeOf(this.shape);
+  }
+  get nbytes(): number {
+    return this.size * itemsize(this.dtype);
+  }
+  get aval(): ShapedArray {
+    return { shape: this.shape, dtype: this.dtype, weakType: this.weakType };
+  }
+  get device(): Device {
+    return defaultDevice();
+  }
+  get isDisposed(): boolean {
+    return this.#storage === null;
+  }
+
+  /** Internal: the storage, checked for use after dispose. `fn` names the caller in the error. */
+  storage(fn = 'Array'): Storage {
+    if (this.#storage === null) {
+      throw new ReferenceError(
+        `${fn}: this Array (${this.dtype}[${this.shape.join(',')}]) was ${this.#disposedBy ?? 'disposed'} and can no longer be used`,
+      );
+    }
+    return this.#storage;
+  }
+
+  dispose(): void {
+    this.#release('disposed');
+  }
+
+  /** Internal: marks the array unusable because its buffer was donated. */
+  markDonated(): void {
+    this.#release('donated');
+  }
+
+  #release(reason: string): void {
+    if (this.#storage === null) return;
+    this.#storage.release();
+    this.#storage = null;
+    this.#disposedBy = reason;
+    untrackArray(this.#token);
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+
+  // ---- reading values ----
+
+  #bytesSync(fn: string): Uint8Array {
+    const s = this.storage(fn);
+    return s.backend.toHostSync(s.buffer);
+  }
+
+  /** The elements as a TypedArray (a copy): Float32Array for 16-bit floats, Uint8Array for bool. */
+  dataSync(): UserTypedArray {
+    return unpackValues(this.#bytesSync('Array.dataSync'), this.dtype);
+  }
+
+  async data(): Promise<UserTypedArray> {
+    const s = this.storage('Array.data');
+    return unpackValues(await s.backend.toHost(s.buffer), this.dtype);
+  }
+
+  tolistSync(): NestedArray {
+    return nest(this.dataSync(), this.shape, this.dtype === 'bool');
+  }
+
+  async tolist(): Promise<NestedArray> {
+    return nest(await this.data(), this.shape, this.dtype === 'bool');
+  }
+
+  /** The single element of a size-1 array, as a number (boolean for bool). */
+  item(): number | boolean {
+    if (this.size !== 1) throw new TypeError(`Array.item: only size-1 arrays can be converted to a scalar, got shape [${this.shape.join(',')}]`);
+    const v = this.dataSync()[0]!;
+    return this.dtype === 'bool' ? v !== 0 : v;
+  }
+
+  blockUntilReady(): this {
+    this.storage('Array.blockUntilReady');
+    return this;
+  }
+
+  /** NumPy's str(): `[1. 2. 3.]`. */
+  toString(): string {
+    if (this.isDisposed) return `Array(<${this.#disposedBy}>, shape=[${this.shape.join(',')}], dtype=${this.dtype})`;
+    return formatArray(this.dataSync(), this.shape, this.dtype, { mode: 'str' });
+  }
+
+  /** JAX's repr(): `Array([1., 2., 3.], dtype=float32)`. */
+  toRepr(): string {
+    if (this.isDisposed) return this.toString();
+    return formatArray(this.dataSync(), this.shape, this.dtype, { mode: 'repr' });
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return this.toRepr();
+  }
+
+  get [Symbol.toStringTag](): string {
+    return 'Array';
+  }
+
+  // ---- jnp methods ----
+
+  add(y: ArrayLike): Array { return api().add(this, y); }
+  sub(y: ArrayLike): Array { return api().subtract(this, y); }
+  mul(y: ArrayLike): Array { return api().multiply(this, y); }
+  div(y: ArrayLike): Array { return api().divide(this, y); }
+  pow(y: ArrayLike): Array { return api().power(this, y); }
+  neg(): Array { return api().negative(this); }
+  matmul(y: ArrayLike): Array { return api().matmul(this, y); }
+  sum(options?: object): Array { return api().sum(this, options); }
+  mean(options?: object): Array { return api().mean(this, options); }
+  max(options?: object): Array { return api().max(this, options); }
+  min(options?: object): Array { return api().min(this, options); }
+  argmax(options?: object): Array { return api().argmax(this, options); }
+  reshape(shape: number | number[]): Array { return api().reshape(this, shape); }
+  transpose(axes?: number[]): Array { return api().transpose(this, axes); }
+  astype(dtype: DType): Array { return api().astype(this, dtype); }
+  get T(): Array { return api().transpose(this); }
+  /** NumPy indexing: numbers, [start, stop, step] ranges, null for a whole axis, 'newaxis', '...', integer arrays. */
+  index(...items: IndexItem[]): Array { return api().index(this, items); }
+  /** JAX's x.at[idx]: `.set(v)`, `.add(v)`, `.multiply(v)`, `.min(v)`, `.max(v)`, `.get()` return new arrays. */
+  at(...items: IndexItem[]): ArrayAt { return api().at(this, items); }
+}

@@ -1,0 +1,60 @@
+// Applying a primitive. In eager mode (the only mode until tracing exists),
+// bind checks operands with the primitive's abstract-eval rule, lowers the
+// single primitive to a kernel plan, and runs it on the operands' device.
+// Tracing replaces the interpreter that bind dispatches to; the API layers
+// above only ever call bind.
+import { lowerPrimitive } from '../compiler/lower.js';
+import { defaultDevice } from '../runtime/device.js';
+import { Array } from './array.js';
+import { type DType } from './dtype.js';
+import { packValues } from './host.js';
+import { Storage } from './memory.js';
+import { type Primitive, type PrimitiveParams, abstractEval } from './primitives.js';
+
+export interface Interpreter {
+  apply<P extends Primitive>(prim: P, inputs: Array[], params: PrimitiveParams[P]): Array[];
+}
+
+export const eagerInterpreter: Interpreter = {
+  apply(prim, inputs, params) {
+    const storages = inputs.map((x) => x.storage(`lax.${prim}`));
+    const outAvals = abstractEval[prim](inputs.map((x) => x.aval), params);
+    const backend = defaultDevice().backend;
+    const plan = lowerPrimitive(prim, inputs.map((x) => x.aval), outAvals, params);
+    const buffers = backend.execute(plan, storages.map((s) => s.buffer), outAvals);
+    return outAvals.map((a, i) => {
+      const aliased = plan.aliases.get(i);
+      const storage = aliased !== undefined ? storages[aliased]!.retain() : new Storage(backend, buffers[i]!);
+      return new Array(storage, a.shape, a.dtype, a.weakType);
+    });
+  },
+};
+
+let interpreter: Interpreter = eagerInterpreter;
+
+/** Installs an interpreter (tracing does this) and returns the previous one. */
+export function setInterpreter(next: Interpreter): Interpreter {
+  const previous = interpreter;
+  interpreter = next;
+  return previous;
+}
+
+export function bind<P extends Primitive>(prim: P, inputs: Array[], params: PrimitiveParams[P]): Array[] {
+  return interpreter.apply(prim, inputs, params);
+}
+
+export function bind1<P extends Primitive>(prim: P, inputs: Array[], params: PrimitiveParams[P]): Array {
+  return interpreter.apply(prim, inputs, params)[0]!;
+}
+
+/** A new array holding `values` (already validated), on the default device. */
+export function arrayFromValues(values: ArrayLike<number | boolean>, shape: readonly number[], dtype: DType, weakType = false): Array {
+  const backend = defaultDevice().backend;
+  return new Array(new Storage(backend, backend.fromHost(packValues(values, dtype))), shape, dtype, weakType);
+}
+
+/** A new array from raw storage bytes. */
+export function arrayFromBytes(bytes: Uint8Array, shape: readonly number[], dtype: DType, weakType = false): Array {
+  const backend = defaultDevice().backend;
+  return new Array(new Storage(backend, backend.fromHost(bytes)), shape, dtype, weakType);
+}

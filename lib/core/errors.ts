@@ -1,0 +1,48 @@
+// Error types jaxon throws. Messages name the function, the argument and the
+// values (`jnp.add: shapes [2,3] and [4] cannot be broadcast together`), as
+// JAX's do; TypeError is used for wrong kinds of argument, ValueError for
+// well-typed but invalid values.
+
+/** A well-typed argument with an invalid value (JAX's ValueError). */
+export class ValueError extends Error {
+  override name = 'ValueError';
+}
+
+/** A device ran out of memory (JAX's XlaRuntimeError RESOURCE_EXHAUSTED). */
+export class ResourceExhaustedError extends Error {
+  override name = 'ResourceExhaustedError';
+}
+
+/** Formats a value for an error message: shapes as [2,3], strings quoted. */
+export function show(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(show).join(',')}]`;
+  if (typeof value === 'string') return `'${value}'`;
+  if (typeof value === 'bigint') return `${value}n`;
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'object') {
+    const name = (value as object).constructor?.name;
+    if (name && name !== 'Object') return name;
+    try {
+      return JSON.stringify(value);
+    } catch {
+      return String(value);
+    }
+  }
+  if (typeof value === 'function') return `function ${(value as { name?: string }).name || '(anonymous)'}`;
+  return String(value);
+}
+
+/** Throws `${fn}: unknown option ${key}` for keys outside `allowed`. */
+export function checkOptions(fn: string, options: unknown, allowed: readonly string[]): void {
+  if (options === undefined || options === null) return;
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`${fn}: options must be an object, got ${show(options)}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!allowed.includes(key)) {
+      const known = allowed.length ? allowed.map((k) => `'${k}'`).join(', ') : 'none';
+      throw new TypeError(`${fn}: unknown option '${key}' (known options: ${known})`);
+    }
+  }
+}

@@ -1,0 +1,97 @@
+// Lifetime of array storage in JS: reference-counted device buffers (arrays
+// that share a buffer, like a reshape and its source, each hold a reference),
+// `tidy` scopes, a live-array count for leak tests, and a
+// FinalizationRegistry that frees what was forgotten (a backstop, not the plan).
+import type { Backend, DeviceBuffer } from '../runtime/backend.js';
+
+/** A device buffer shared by the arrays that view it. */
+export class Storage {
+  #refs = 1;
+  constructor(
+    readonly backend: Backend,
+    readonly buffer: DeviceBuffer,
+  ) {}
+  retain(): this {
+    this.#refs++;
+    return this;
+  }
+  release(): void {
+    if (--this.#refs === 0) this.backend.free(this.buffer);
+  }
+  get refs(): number {
+    return this.#refs;
+  }
+}
+
+let live = 0;
+
+/** The number of arrays created and not yet disposed (or collected). */
+export function liveArrayCount(): number {
+  return live;
+}
+
+const registry = new FinalizationRegistry<Storage>((storage) => {
+  live--;
+  storage.release();
+});
+
+export interface Disposable {
+  dispose(): void;
+  readonly isDisposed: boolean;
+}
+
+const scopes: Set<Disposable>[] = [];
+
+/** Called by Array's constructor: counts it, puts it in the innermost tidy scope. */
+export function trackArray(array: Disposable & object, storage: Storage, token: object): void {
+  live++;
+  registry.register(array, storage, token);
+  scopes[scopes.length - 1]?.add(array);
+}
+
+/** Called by Array.dispose. */
+export function untrackArray(token: object): void {
+  live--;
+  registry.unregister(token);
+}
+
+/**
+ * Runs fn and disposes every array created inside it that is not part of its
+ * result (arrays anywhere in a returned pytree are kept). Nested tidies work;
+ * a kept array moves to the enclosing scope.
+ */
+export function tidy<T>(fn: () => T): T {
+  const scope = new Set<Disposable>();
+  scopes.push(scope);
+  let result: T;
+  try {
+    result = fn();
+  } catch (error) {
+    scopes.pop();
+    for (const a of scope) if (!a.isDisposed) a.dispose();
+    throw error;
+  }
+  scopes.pop();
+  if (result instanceof Promise) throw new TypeError('jaxon.tidy: fn must be synchronous (it returned a Promise)');
+  const kept = new Set<unknown>();
+  collect(result, kept);
+  const parent = scopes[scopes.length - 1];
+  for (const a of scope) {
+    if (kept.has(a)) parent?.add(a);
+    else if (!a.isDisposed) a.dispose();
+  }
+  return result;
+}
+
+function collect(x: unknown, out: Set<unknown>, depth = 0): void {
+  if (x === null || typeof x !== 'object' || depth > 64) return;
+  out.add(x);
+  if (Array.isArray(x)) for (const v of x) collect(v, out, depth + 1);
+  else if (Object.getPrototypeOf(x) === Object.prototype) for (const v of Object.values(x)) collect(v, out, depth + 1);
+}
+
+/** Keeps an array alive past the enclosing tidy scopes. */
+export function keep<T extends Disposable>(array: T): T {
+  for (const scope of scopes) scope.delete(array);
+  return array;
+}

@@ -1,0 +1,461 @@
+// The primitive table's vocabulary: every primitive's name (JAX's jaxpr
+// names), its parameters, and its abstract evaluation rule (output avals from
+// input avals). Transform and lowering rules live in their own layers, each
+// typed `{ [P in Primitive]: Rule<P> }` so a missing rule fails to compile.
+import { type DType, isFloating, isInteger, isUnsigned } from './dtype.js';
+import { ValueError, show } from './errors.js';
+import { type Shape, shapesEqual, sizeOf } from './shape.js';
+
+/** Abstract value: what tracing knows of an array. */
+export interface ShapedArray {
+  readonly shape: Shape;
+  readonly dtype: DType;
+  readonly weakType: boolean;
+}
+
+export const aval = (shape: Shape, dtype: DType, weakType = false): ShapedArray => ({ shape: [...shape], dtype, weakType });
+
+export type Empty = Record<string, never>;
+
+export const UNARY_PRIMITIVES = [
+  'neg', 'sign', 'floor', 'ceil', 'round', 'is_finite', 'exp', 'exp2', 'log', 'expm1', 'log1p', 'tanh', 'logistic',
+  'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'asinh', 'acosh', 'atanh', 'sqrt', 'rsqrt', 'cbrt',
+  'abs', 'not', 'erf', 'square', 'integer_pow', 'reduce_precision', 'copy',
+] as const;
+export const BINARY_PRIMITIVES = ['add', 'sub', 'mul', 'div', 'rem', 'pow', 'max', 'min', 'atan2', 'and', 'or', 'xor', 'nextafter'] as const;
+export const COMPARE_PRIMITIVES = ['eq', 'ne', 'lt', 'le', 'gt', 'ge'] as const;
+export const REDUCE_PRIMITIVES = ['reduce_sum', 'reduce_prod', 'reduce_max', 'reduce_min', 'reduce_and', 'reduce_or'] as const;
+export const CUMULATIVE_PRIMITIVES = ['cumsum', 'cumprod', 'cummax', 'cummin'] as const;
+
+export type UnaryPrimitive = (typeof UNARY_PRIMITIVES)[number];
+export type BinaryPrimitive = (typeof BINARY_PRIMITIVES)[number];
+export type ComparePrimitive = (typeof COMPARE_PRIMITIVES)[number];
+export type ReducePrimitive = (typeof REDUCE_PRIMITIVES)[number];
+export type CumulativePrimitive = (typeof CUMULATIVE_PRIMITIVES)[number];
+
+/** XLA GatherDimensionNumbers (index_vector_dim is the last axis of the indices, as in JAX). */
+export interface GatherDimensionNumbers {
+  offsetDims: number[];
+  collapsedSliceDims: number[];
+  startIndexMap: number[];
+}
+
+/** XLA ScatterDimensionNumbers (index_vector_dim last). */
+export interface ScatterDimensionNumbers {
+  updateWindowDims: number[];
+  insertedWindowDims: number[];
+  scatterDimsToOperandDims: number[];
+}
+
+/** 'clip' clamps start indices into range; 'fill' returns fillValue (gather) or drops updates (scatter) out of range. */
+export type GatherMode = 'clip' | 'fill';
+
+/** [[lhsContracting, rhsContracting], [lhsBatch, rhsBatch]], as lax.dot_general takes. */
+export type DotDimensionNumbers = [[number[], number[]], [number[], number[]]];
+
+type UnaryParams = { [P in Exclude<UnaryPrimitive, 'round' | 'integer_pow' | 'reduce_precision'>]: Empty };
+
+export interface PrimitiveParams extends UnaryParams {
+  add: Empty; sub: Empty; mul: Empty; div: Empty; rem: Empty; pow: Empty; max: Empty; min: Empty; atan2: Empty;
+  and: Empty; or: Empty; xor: Empty; nextafter: Empty;
+  eq: Empty; ne: Empty; lt: Empty; le: Empty; gt: Empty; ge: Empty;
+  round: { roundingMethod: 'away_from_zero' | 'to_nearest_even' };
+  integer_pow: { y: number };
+  reduce_precision: { exponentBits: number; mantissaBits: number };
+  select_n: Empty;
+  clamp: Empty;
+  convert_element_type: { newDtype: DType; weakType: boolean };
+  iota: { dtype: DType; shape: number[]; dimension: number };
+  broadcast_in_dim: { shape: number[]; broadcastDimensions: number[] };
+  reshape: { newSizes: number[] };
+  transpose: { permutation: number[] };
+  squeeze: { dimensions: number[] };
+  rev: { dimensions: number[] };
+  slice: { startIndices: number[]; limitIndices: number[]; strides: number[] | null };
+  pad: { paddingConfig: [number, number, number][] };
+  concatenate: { dimension: number };
+  dynamic_slice: { sliceSizes: number[] };
+  dynamic_update_slice: Empty;
+  gather: { dimensionNumbers: GatherDimensionNumbers; sliceSizes: number[]; mode: GatherMode; fillValue: number | null };
+  scatter: { dimensionNumbers: ScatterDimensionNumbers; mode: GatherMode };
+  scatter_add: { dimensionNumbers: ScatterDimensionNumbers; mode: GatherMode };
+  reduce_sum: { axes: number[] }; reduce_prod: { axes: number[] }; reduce_max: { axes: number[] };
+  reduce_min: { axes: number[] }; reduce_and: { axes: number[] }; reduce_or: { axes: number[] };
+  argmax: { axes: number[]; indexDtype: DType };
+  argmin: { axes: number[]; indexDtype: DType };
+  cumsum: { axis: number; reverse: boolean }; cumprod: { axis: number; reverse: boolean };
+  cummax: { axis: number; reverse: boolean }; cummin: { axis: number; reverse: boolean };
+  dot_general: { dimensionNumbers: DotDimensionNumbers; preferredElementType: DType | null };
+}
+
+export type Primitive = keyof PrimitiveParams;
+
+export type AbstractEvalRule<P extends Primitive> = (avals: ShapedArray[], params: PrimitiveParams[P]) => ShapedArray[];
+
+// ---- helpers ----
+
+function fail(prim: string, message: string): never {
+  throw new ValueError(`lax.${prim}: ${message}`);
+}
+
+function arity(prim: string, avals: ShapedArray[], n: number): void {
+  if (avals.length !== n) fail(prim, `expected ${n} operands, got ${avals.length}`);
+}
+
+function sameShapes(prim: string, avals: ShapedArray[]): void {
+  for (const a of avals) {
+    if (!shapesEqual(a.shape, avals[0]!.shape)) {
+      fail(prim, `operand shapes must be equal, got ${avals.map((x) => show(x.shape)).join(' and ')}`);
+    }
+  }
+}
+
+function sameDtypes(prim: string, avals: ShapedArray[]): void {
+  for (const a of avals) {
+    if (a.dtype !== avals[0]!.dtype) fail(prim, `operand dtypes must be equal, got ${avals.map((x) => x.dtype).join(' and ')}`);
+  }
+}
+
+const FLOAT_ONLY = new Set<string>([
+  'exp', 'exp2', 'log', 'expm1', 'log1p', 'tanh', 'logistic', 'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'sinh',
+  'cosh', 'asinh', 'acosh', 'atanh', 'sqrt', 'rsqrt', 'cbrt', 'erf', 'floor', 'ceil', 'round', 'is_finite', 'atan2',
+  'nextafter', 'reduce_precision',
+]);
+const INT_OR_BOOL_ONLY = new Set<string>(['not', 'and', 'or', 'xor']);
+
+function checkDtypeClass(prim: string, dtype: DType): void {
+  if (FLOAT_ONLY.has(prim) && !isFloating(dtype)) fail(prim, `requires a floating-point operand, got ${dtype}`);
+  if (INT_OR_BOOL_ONLY.has(prim) && isFloating(dtype)) fail(prim, `requires an integer or boolean operand, got ${dtype}`);
+  if ((prim === 'neg' || prim === 'sign' || prim === 'abs') && dtype === 'bool') fail(prim, `does not accept bool`);
+  if ((prim === 'add' || prim === 'sub' || prim === 'mul' || prim === 'div' || prim === 'rem' || prim === 'pow') && dtype === 'bool') {
+    fail(prim, `does not accept bool operands`);
+  }
+  if (prim === 'pow' && !isFloating(dtype)) fail(prim, `requires floating-point operands, got ${dtype}`);
+}
+
+function unary(prim: string): AbstractEvalRule<Primitive> {
+  return (avals) => {
+    arity(prim, avals, 1);
+    const x = avals[0]!;
+    checkDtypeClass(prim, x.dtype);
+    const dtype = prim === 'is_finite' ? 'bool' : x.dtype;
+    return [aval(x.shape, dtype, prim === 'is_finite' ? false : x.weakType)];
+  };
+}
+
+/** Binary ops take equal shapes, or a rank-0 operand that broadcasts (JAX's scalar literals in jaxprs). */
+function binary(prim: string, compare: boolean): AbstractEvalRule<Primitive> {
+  return (avals) => {
+    arity(prim, avals, 2);
+    const [x, y] = avals as [ShapedArray, ShapedArray];
+    if (x.shape.length !== 0 && y.shape.length !== 0) sameShapes(prim, avals);
+    sameDtypes(prim, avals);
+    if (!compare) checkDtypeClass(prim, x.dtype);
+    const weak = avals.every((a) => a.weakType);
+    const shape = x.shape.length === 0 ? y.shape : x.shape;
+    return [aval(shape, compare ? 'bool' : x.dtype, compare ? false : weak)];
+  };
+}
+
+function checkAxes(prim: string, axes: number[], ndim: number): void {
+  for (const a of axes) if (!Number.isInteger(a) || a < 0 || a >= ndim) fail(prim, `axis ${a} is out of range for rank ${ndim}`);
+  if (new Set(axes).size !== axes.length) fail(prim, `repeated axes ${show(axes)}`);
+}
+
+function reduce(prim: string): AbstractEvalRule<Primitive> {
+  return (avals, params) => {
+    arity(prim, avals, 1);
+    const x = avals[0]!;
+    const { axes } = params as { axes: number[] };
+    checkAxes(prim, axes, x.shape.length);
+    if ((prim === 'reduce_and' || prim === 'reduce_or') && isFloating(x.dtype)) fail(prim, `requires bool or integer operand, got ${x.dtype}`);
+    return [aval(x.shape.filter((_, i) => !axes.includes(i)), x.dtype, x.weakType)];
+  };
+}
+
+function argReduce(prim: 'argmax' | 'argmin'): (avals: ShapedArray[], params: { axes: number[]; indexDtype: DType }) => ShapedArray[] {
+  return (avals, { axes, indexDtype }) => {
+    arity(prim, avals, 1);
+    const x = avals[0]!;
+    if (axes.length !== 1) fail(prim, `takes exactly one axis, got ${show(axes)}`);
+    checkAxes(prim, axes, x.shape.length);
+    if (x.shape[axes[0]!] === 0) fail(prim, `cannot reduce an empty axis ${axes[0]} of shape ${show(x.shape)}`);
+    if (!isInteger(indexDtype)) fail(prim, `indexDtype must be an integer dtype, got ${indexDtype}`);
+    return [aval(x.shape.filter((_, i) => i !== axes[0]), indexDtype)];
+  };
+}
+
+function cumulative(prim: string): (avals: ShapedArray[], params: { axis: number }) => ShapedArray[] {
+  return (avals, { axis }) => {
+    arity(prim, avals, 1);
+    const x = avals[0]!;
+    checkAxes(prim, [axis], x.shape.length);
+    if (x.dtype === 'bool' && prim !== 'cummax' && prim !== 'cummin') fail(prim, `does not accept bool`);
+    return [aval(x.shape, x.dtype, x.weakType)];
+  };
+}
+
+function checkIndexOperands(prim: string, avals: ShapedArray[]): void {
+  for (const a of avals) {
+    if (a.shape.length !== 0 || !isInteger(a.dtype)) fail(prim, `indices must be integer scalars, got ${a.dtype}${show(a.shape)}`);
+  }
+}
+
+function gatherShape(
+  operand: ShapedArray,
+  indices: ShapedArray,
+  dn: GatherDimensionNumbers,
+  sliceSizes: number[],
+): number[] {
+  const prim = 'gather';
+  if (!isInteger(indices.dtype)) fail(prim, `indices must be integers, got ${indices.dtype}`);
+  if (indices.shape.length < 1) fail(prim, `indices must have rank >= 1 (the last axis is the index vector)`);
+  const vector = indices.shape[indices.shape.length - 1]!;
+  if (vector !== dn.startIndexMap.length) fail(prim, `index vector length ${vector} != startIndexMap length ${dn.startIndexMap.length}`);
+  if (sliceSizes.length !== operand.shape.length) fail(prim, `sliceSizes ${show(sliceSizes)} must have one entry per operand axis ${show(operand.shape)}`);
+  sliceSizes.forEach((s, i) => {
+    if (s < 0 || s > operand.shape[i]!) fail(prim, `sliceSizes ${show(sliceSizes)} exceed operand shape ${show(operand.shape)}`);
+  });
+  checkAxes(prim, dn.collapsedSliceDims, operand.shape.length);
+  checkAxes(prim, dn.startIndexMap, operand.shape.length);
+  for (const d of dn.collapsedSliceDims) if (sliceSizes[d] !== 1) fail(prim, `collapsed dimension ${d} must have slice size 1`);
+  const offsetSizes = sliceSizes.filter((_, i) => !dn.collapsedSliceDims.includes(i));
+  if (offsetSizes.length !== dn.offsetDims.length) fail(prim, `offsetDims ${show(dn.offsetDims)} must have ${offsetSizes.length} entries`);
+  const batchShape = indices.shape.slice(0, -1);
+  const rank = batchShape.length + offsetSizes.length;
+  checkAxes(prim, dn.offsetDims, rank);
+  const out: number[] = [];
+  let b = 0;
+  let o = 0;
+  for (let i = 0; i < rank; i++) out.push(dn.offsetDims.includes(i) ? offsetSizes[o++]! : batchShape[b++]!);
+  return out;
+}
+
+function scatterCheck(prim: string, avals: ShapedArray[], dn: ScatterDimensionNumbers): ShapedArray[] {
+  arity(prim, avals, 3);
+  const [operand, indices, updates] = avals as [ShapedArray, ShapedArray, ShapedArray];
+  if (!isInteger(indices.dtype)) fail(prim, `indices must be integers, got ${indices.dtype}`);
+  if (operand.dtype !== updates.dtype) fail(prim, `operand dtype ${operand.dtype} != updates dtype ${updates.dtype}`);
+  if (indices.shape.length < 1) fail(prim, `indices must have rank >= 1`);
+  const vector = indices.shape[indices.shape.length - 1]!;
+  if (vector !== dn.scatterDimsToOperandDims.length) fail(prim, `index vector length ${vector} != scatterDimsToOperandDims length`);
+  checkAxes(prim, dn.insertedWindowDims, operand.shape.length);
+  checkAxes(prim, dn.scatterDimsToOperandDims, operand.shape.length);
+  const windowRank = operand.shape.length - dn.insertedWindowDims.length;
+  if (dn.updateWindowDims.length !== windowRank) fail(prim, `updateWindowDims ${show(dn.updateWindowDims)} must have ${windowRank} entries`);
+  const batchRank = indices.shape.length - 1;
+  if (updates.shape.length !== batchRank + windowRank) fail(prim, `updates rank ${updates.shape.length} != ${batchRank + windowRank}`);
+  const windowOperandDims = operand.shape.map((_, i) => i).filter((i) => !dn.insertedWindowDims.includes(i));
+  let b = 0;
+  updates.shape.forEach((size, i) => {
+    const w = dn.updateWindowDims.indexOf(i);
+    if (w >= 0) {
+      if (size > operand.shape[windowOperandDims[w]!]!) fail(prim, `update window ${show(updates.shape)} exceeds operand ${show(operand.shape)}`);
+    } else if (size !== indices.shape[b++]) {
+      fail(prim, `updates shape ${show(updates.shape)} does not match indices batch shape ${show(indices.shape.slice(0, -1))}`);
+    }
+  });
+  return [aval(operand.shape, operand.dtype, operand.weakType)];
+}
+
+function dotShape(lhs: ShapedArray, rhs: ShapedArray, dn: DotDimensionNumbers): number[] {
+  const prim = 'dot_general';
+  const [[lc, rc], [lb, rb]] = dn;
+  if (lc.length !== rc.length) fail(prim, `contracting dimensions ${show(lc)} and ${show(rc)} differ in length`);
+  if (lb.length !== rb.length) fail(prim, `batch dimensions ${show(lb)} and ${show(rb)} differ in length`);
+  checkAxes(prim, [...lc, ...lb], lhs.shape.length);
+  checkAxes(prim, [...rc, ...rb], rhs.shape.length);
+  lc.forEach((d, i) => {
+    if (lhs.shape[d] !== rhs.shape[rc[i]!]) {
+      fail(prim, `contracting dimension sizes differ: lhs ${show(lhs.shape)} axis ${d} vs rhs ${show(rhs.shape)} axis ${rc[i]}`);
+    }
+  });
+  lb.forEach((d, i) => {
+    if (lhs.shape[d] !== rhs.shape[rb[i]!]) fail(prim, `batch dimension sizes differ: lhs ${show(lhs.shape)} vs rhs ${show(rhs.shape)}`);
+  });
+  const free = (shape: Shape, c: number[], b: number[]) => shape.filter((_, i) => !c.includes(i) && !b.includes(i));
+  return [...lb.map((d) => lhs.shape[d]!), ...free(lhs.shape, lc, lb), ...free(rhs.shape, rc, rb)];
+}
+
+// ---- the table ----
+
+type AbstractEvalTable = { [P in Primitive]: AbstractEvalRule<P> };
+
+const unaryRules = Object.fromEntries(UNARY_PRIMITIVES.map((p) => [p, unary(p)])) as { [P in UnaryPrimitive]: AbstractEvalRule<P> };
+
+export const abstractEval: AbstractEvalTable = {
+  ...unaryRules,
+  integer_pow: (avals, { y }) => {
+    if (!Number.isInteger(y)) fail('integer_pow', `exponent must be an integer, got ${y}`);
+    if (y < 0 && !isFloating(avals[0]!.dtype)) fail('integer_pow', `negative exponent ${y} needs a floating-point operand`);
+    return unary('integer_pow')(avals, {} as never);
+  },
+  add: binary('add', false), sub: binary('sub', false), mul: binary('mul', false), div: binary('div', false),
+  rem: binary('rem', false), pow: binary('pow', false), max: binary('max', false), min: binary('min', false),
+  atan2: binary('atan2', false), and: binary('and', false), or: binary('or', false), xor: binary('xor', false),
+  nextafter: binary('nextafter', false),
+  eq: binary('eq', true), ne: binary('ne', true), lt: binary('lt', true), le: binary('le', true),
+  gt: binary('gt', true), ge: binary('ge', true),
+  select_n: (avals) => {
+    if (avals.length < 2) fail('select_n', `needs a predicate and at least one case`);
+    const [pred, ...cases] = avals as [ShapedArray, ...ShapedArray[]];
+    sameShapes('select_n', cases);
+    sameDtypes('select_n', cases);
+    if (pred.dtype !== 'bool' && pred.dtype !== 'int32') fail('select_n', `predicate must be bool or int32, got ${pred.dtype}`);
+    if (pred.dtype === 'bool' && cases.length > 2) fail('select_n', `a bool predicate selects between at most 2 cases`);
+    if (pred.shape.length !== 0 && !shapesEqual(pred.shape, cases[0]!.shape)) {
+      fail('select_n', `predicate shape ${show(pred.shape)} must be scalar or equal to case shape ${show(cases[0]!.shape)}`);
+    }
+    return [aval(cases[0]!.shape, cases[0]!.dtype, cases.every((c) => c.weakType))];
+  },
+  clamp: (avals) => {
+    arity('clamp', avals, 3);
+    const [lo, x, hi] = avals as [ShapedArray, ShapedArray, ShapedArray];
+    for (const b of [lo, hi]) {
+      if (b.dtype !== x.dtype) fail('clamp', `bound dtype ${b.dtype} != operand dtype ${x.dtype}`);
+      if (b.shape.length !== 0 && !shapesEqual(b.shape, x.shape)) fail('clamp', `bound shape ${show(b.shape)} must be scalar or ${show(x.shape)}`);
+    }
+    return [aval(x.shape, x.dtype, x.weakType)];
+  },
+  convert_element_type: (avals, { newDtype, weakType }) => {
+    arity('convert_element_type', avals, 1);
+    return [aval(avals[0]!.shape, newDtype, weakType)];
+  },
+  iota: (avals, { dtype, shape, dimension }) => {
+    arity('iota', avals, 0);
+    if (dimension < 0 || dimension >= shape.length) fail('iota', `dimension ${dimension} out of range for shape ${show(shape)}`);
+    if (dtype === 'bool') fail('iota', `dtype bool is not allowed`);
+    return [aval(shape, dtype)];
+  },
+  broadcast_in_dim: (avals, { shape, broadcastDimensions }) => {
+    arity('broadcast_in_dim', avals, 1);
+    const x = avals[0]!;
+    if (broadcastDimensions.length !== x.shape.length) {
+      fail('broadcast_in_dim', `broadcastDimensions ${show(broadcastDimensions)} must have one entry per operand axis ${show(x.shape)}`);
+    }
+    broadcastDimensions.forEach((d, i) => {
+      if (d < 0 || d >= shape.length || (i > 0 && d <= broadcastDimensions[i - 1]!)) {
+        fail('broadcast_in_dim', `broadcastDimensions ${show(broadcastDimensions)} must be strictly increasing axes of ${show(shape)}`);
+      }
+      if (x.shape[i] !== 1 && x.shape[i] !== shape[d]) {
+        fail('broadcast_in_dim', `operand shape ${show(x.shape)} cannot be broadcast to ${show(shape)}`);
+      }
+    });
+    return [aval(shape, x.dtype, x.weakType)];
+  },
+  reshape: (avals, { newSizes }) => {
+    arity('reshape', avals, 1);
+    const x = avals[0]!;
+    if (sizeOf(newSizes) !== sizeOf(x.shape)) fail('reshape', `cannot reshape ${show(x.shape)} into ${show(newSizes)}`);
+    return [aval(newSizes, x.dtype, x.weakType)];
+  },
+  transpose: (avals, { permutation }) => {
+    arity('transpose', avals, 1);
+    const x = avals[0]!;
+    if (permutation.length !== x.shape.length || new Set(permutation).size !== permutation.length ||
+        permutation.some((p) => p < 0 || p >= x.shape.length)) {
+      fail('transpose', `permutation ${show(permutation)} is not a permutation of ${x.shape.length} axes`);
+    }
+    return [aval(permutation.map((p) => x.shape[p]!), x.dtype, x.weakType)];
+  },
+  squeeze: (avals, { dimensions }) => {
+    arity('squeeze', avals, 1);
+    const x = avals[0]!;
+    checkAxes('squeeze', dimensions, x.shape.length);
+    for (const d of dimensions) if (x.shape[d] !== 1) fail('squeeze', `cannot squeeze axis ${d} of size ${x.shape[d]} in shape ${show(x.shape)}`);
+    return [aval(x.shape.filter((_, i) => !dimensions.includes(i)), x.dtype, x.weakType)];
+  },
+  rev: (avals, { dimensions }) => {
+    arity('rev', avals, 1);
+    checkAxes('rev', dimensions, avals[0]!.shape.length);
+    return [aval(avals[0]!.shape, avals[0]!.dtype, avals[0]!.weakType)];
+  },
+  slice: (avals, { startIndices, limitIndices, strides }) => {
+    arity('slice', avals, 1);
+    const x = avals[0]!;
+    const n = x.shape.length;
+    if (startIndices.length !== n || limitIndices.length !== n || (strides && strides.length !== n)) {
+      fail('slice', `start ${show(startIndices)}, limit ${show(limitIndices)} and strides must have one entry per axis of ${show(x.shape)}`);
+    }
+    const shape = x.shape.map((d, i) => {
+      const s = startIndices[i]!;
+      const l = limitIndices[i]!;
+      const st = strides ? strides[i]! : 1;
+      if (s < 0 || l > d || s > l || st < 1) fail('slice', `invalid slice [${s}:${l}:${st}] of axis ${i} with size ${d}`);
+      return Math.ceil((l - s) / st);
+    });
+    return [aval(shape, x.dtype, x.weakType)];
+  },
+  pad: (avals, { paddingConfig }) => {
+    arity('pad', avals, 2);
+    const [x, v] = avals as [ShapedArray, ShapedArray];
+    if (v.shape.length !== 0 || v.dtype !== x.dtype) fail('pad', `padding value must be a ${x.dtype} scalar, got ${v.dtype}${show(v.shape)}`);
+    if (paddingConfig.length !== x.shape.length) fail('pad', `paddingConfig needs one entry per axis of ${show(x.shape)}`);
+    const shape = x.shape.map((d, i) => {
+      const [lo, hi, interior] = paddingConfig[i]!;
+      if (interior < 0) fail('pad', `interior padding must be >= 0, got ${interior}`);
+      const size = lo + hi + d + Math.max(0, d - 1) * interior;
+      if (size < 0) fail('pad', `negative padding ${show(paddingConfig[i])} removes more than axis ${i} of size ${d}`);
+      return size;
+    });
+    return [aval(shape, x.dtype, x.weakType)];
+  },
+  concatenate: (avals, { dimension }) => {
+    if (avals.length < 1) fail('concatenate', `needs at least one operand`);
+    const first = avals[0]!;
+    checkAxes('concatenate', [dimension], first.shape.length);
+    sameDtypes('concatenate', avals);
+    let total = 0;
+    for (const a of avals) {
+      if (a.shape.length !== first.shape.length || a.shape.some((d, i) => i !== dimension && d !== first.shape[i])) {
+        fail('concatenate', `shapes ${avals.map((x) => show(x.shape)).join(', ')} differ outside axis ${dimension}`);
+      }
+      total += a.shape[dimension]!;
+    }
+    const shape = [...first.shape];
+    shape[dimension] = total;
+    return [aval(shape, first.dtype, avals.every((a) => a.weakType))];
+  },
+  dynamic_slice: (avals, { sliceSizes }) => {
+    const [x, ...idx] = avals as [ShapedArray, ...ShapedArray[]];
+    if (idx.length !== x.shape.length) fail('dynamic_slice', `needs ${x.shape.length} start indices, got ${idx.length}`);
+    checkIndexOperands('dynamic_slice', idx);
+    if (sliceSizes.length !== x.shape.length || sliceSizes.some((s, i) => s < 0 || s > x.shape[i]!)) {
+      fail('dynamic_slice', `slice sizes ${show(sliceSizes)} do not fit operand shape ${show(x.shape)}`);
+    }
+    return [aval(sliceSizes, x.dtype, x.weakType)];
+  },
+  dynamic_update_slice: (avals) => {
+    const [x, u, ...idx] = avals as [ShapedArray, ShapedArray, ...ShapedArray[]];
+    if (idx.length !== x.shape.length) fail('dynamic_update_slice', `needs ${x.shape.length} start indices, got ${idx.length}`);
+    checkIndexOperands('dynamic_update_slice', idx);
+    if (u.dtype !== x.dtype) fail('dynamic_update_slice', `update dtype ${u.dtype} != operand dtype ${x.dtype}`);
+    if (u.shape.length !== x.shape.length || u.shape.some((s, i) => s > x.shape[i]!)) {
+      fail('dynamic_update_slice', `update shape ${show(u.shape)} does not fit operand shape ${show(x.shape)}`);
+    }
+    return [aval(x.shape, x.dtype, x.weakType)];
+  },
+  gather: (avals, { dimensionNumbers, sliceSizes }) => {
+    arity('gather', avals, 2);
+    const [x, idx] = avals as [ShapedArray, ShapedArray];
+    return [aval(gatherShape(x, idx, dimensionNumbers, sliceSizes), x.dtype, x.weakType)];
+  },
+  scatter: (avals, { dimensionNumbers }) => scatterCheck('scatter', avals, dimensionNumbers),
+  scatter_add: (avals, { dimensionNumbers }) => scatterCheck('scatter_add', avals, dimensionNumbers),
+  reduce_sum: reduce('reduce_sum'), reduce_prod: reduce('reduce_prod'), reduce_max: reduce('reduce_max'),
+  reduce_min: reduce('reduce_min'), reduce_and: reduce('reduce_and'), reduce_or: reduce('reduce_or'),
+  argmax: argReduce('argmax'),
+  argmin: argReduce('argmin'),
+  cumsum: cumulative('cumsum'), cumprod: cumulative('cumprod'), cummax: cumulative('cummax'), cummin: cumulative('cummin'),
+  dot_general: (avals, { dimensionNumbers, preferredElementType }) => {
+    arity('dot_general', avals, 2);
+    const [l, r] = avals as [ShapedArray, ShapedArray];
+    if (l.dtype !== r.dtype) fail('dot_general', `operand dtypes differ: ${l.dtype} and ${r.dtype}`);
+    const shape = dotShape(l, r, dimensionNumbers);
+    return [aval(shape, preferredElementType ?? l.dtype, l.weakType && r.weakType)];
+  },
+};
+
+export function isUnsignedDtype(d: DType): boolean {
+  return isUnsigned(d);
+}

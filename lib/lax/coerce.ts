@@ -1,0 +1,47 @@
+// Turning JS values into Arrays at API boundaries: numbers become weakly
+// typed scalars (int32 for integer values, float32 otherwise), booleans bool
+// scalars, nested arrays and TypedArrays strong arrays.
+import { Array, type ArrayLike } from '../core/array.js';
+import { arrayFromValues } from '../core/bind.js';
+import { type DType, checkDType, scalarType } from '../core/dtype.js';
+import { show } from '../core/errors.js';
+import { type NestedArray, dtypeOfTypedArray, flattenNested } from '../core/host.js';
+
+export function isArrayLike(x: unknown): x is ArrayLike {
+  return x instanceof Array || typeof x === 'number' || typeof x === 'boolean' || globalThis.Array.isArray(x) || ArrayBuffer.isView(x);
+}
+
+/** The dtype JAX would give nested JS data: bool if all booleans, int32 if all integers, else float32. */
+export function inferDtype(values: readonly (number | boolean)[]): DType {
+  if (values.length > 0 && values.every((v) => typeof v === 'boolean')) return 'bool';
+  if (values.every((v) => typeof v === 'boolean' || Number.isInteger(v))) return 'int32';
+  return 'float32';
+}
+
+/** Converts any ArrayLike to an Array. `fn`/`arg` name the caller for errors. */
+export function toArray(fn: string, x: unknown, arg = 'x', dtype?: DType): Array {
+  if (x instanceof Array) {
+    x.storage(fn);
+    return x;
+  }
+  if (typeof x === 'number') {
+    const t = scalarType(x);
+    return arrayFromValues([x], [], dtype ?? t.dtype, dtype === undefined);
+  }
+  if (typeof x === 'boolean') return arrayFromValues([x], [], dtype ?? 'bool');
+  if (ArrayBuffer.isView(x)) {
+    const inferred = dtypeOfTypedArray(x);
+    if (!inferred) throw new TypeError(`${fn}: ${arg} is a ${x.constructor.name}, which jaxon cannot read`);
+    const values = x as unknown as { length: number; [i: number]: number };
+    return arrayFromValues(values, [values.length], dtype ?? inferred);
+  }
+  if (globalThis.Array.isArray(x)) {
+    const { shape, values } = flattenNested(fn, x as NestedArray);
+    return arrayFromValues(values, shape, dtype ?? inferDtype(values));
+  }
+  throw new TypeError(`${fn}: ${arg} must be an Array, a number, a boolean, nested arrays of numbers or a TypedArray, got ${show(x)}`);
+}
+
+export function optionalDtype(fn: string, dtype: unknown): DType | undefined {
+  return dtype === undefined || dtype === null ? undefined : checkDType(fn, dtype);
+}

@@ -1,0 +1,2 @@
+// The `lax` namespace.
+export * from './ops.js';

@@ -1,0 +1,158 @@
+// jnp's array-creation functions. Data from JS is copied to the default
+// device; generated arrays (arange, eye, tri) are built from primitives so
+// they run as kernels, not JS loops.
+import { Array, type ArrayLike } from '../core/array.js';
+import { arrayFromValues } from '../core/bind.js';
+import { type DType, isFloating, isInteger } from '../core/dtype.js';
+import { ValueError, checkOptions, show } from '../core/errors.js';
+import { checkShape } from '../core/shape.js';
+import { toArray } from '../lax/coerce.js';
+import * as lax from '../lax/ops.js';
+import { dtypeOption } from './util.js';
+
+type DtypeOptions = { dtype?: DType };
+
+/** jnp.array: a new strongly typed array (always a copy of JS data; Arrays are converted, not copied, when the dtype matches). */
+export function array(data: ArrayLike, options: DtypeOptions & { copy?: boolean } = {}): Array {
+  checkOptions('jnp.array', options, ['dtype', 'copy']);
+  const dtype = dtypeOption('jnp.array', options.dtype);
+  if (data instanceof Array) {
+    const converted = dtype ? lax.convertElementType(data, dtype) : data.weakType ? lax.convertWeak(data, data.dtype, false) : data;
+    return options.copy === false || converted !== data ? converted : lax.copy(data);
+  }
+  const a = toArray('jnp.array', data, 'data', dtype);
+  return a.weakType ? lax.convertWeak(a, a.dtype, false) : a;
+}
+
+/** jnp.asarray: like array, but returns Arrays of the requested dtype as they are. */
+export function asarray(data: ArrayLike, options: DtypeOptions = {}): Array {
+  checkOptions('jnp.asarray', options, ['dtype']);
+  const dtype = dtypeOption('jnp.asarray', options.dtype);
+  if (data instanceof Array) return dtype && dtype !== data.dtype ? lax.convertElementType(data, dtype) : data;
+  return array(data, options);
+}
+
+export function full(shape: number | number[], fillValue: ArrayLike, options: DtypeOptions = {}): Array {
+  checkOptions('jnp.full', options, ['dtype']);
+  const s = checkShape('jnp.full', shape);
+  const dtype = dtypeOption('jnp.full', options.dtype);
+  const value = toArray('jnp.full', fillValue, 'fillValue', fillValue instanceof Array ? undefined : dtype);
+  const v = dtype ? lax.convertElementType(value, dtype) : lax.convertWeak(value, value.dtype, false);
+  if (v.ndim > s.length) throw new ValueError(`jnp.full: fillValue of shape ${show(v.shape)} cannot be broadcast to ${show(s)}`);
+  return lax.broadcastInDim(v.ndim === 0 ? v : v, s, v.shape.map((_, i) => i + s.length - v.ndim));
+}
+
+export function zeros(shape: number | number[], options: DtypeOptions = {}): Array {
+  checkOptions('jnp.zeros', options, ['dtype']);
+  return full(shape, 0, { dtype: dtypeOption('jnp.zeros', options.dtype) ?? 'float32' });
+}
+
+export function ones(shape: number | number[], options: DtypeOptions = {}): Array {
+  checkOptions('jnp.ones', options, ['dtype']);
+  return full(shape, 1, { dtype: dtypeOption('jnp.ones', options.dtype) ?? 'float32' });
+}
+
+/** jnp.empty: JAX has no uninitialized memory; like JAX, returns zeros. */
+export function empty(shape: number | number[], options: DtypeOptions = {}): Array {
+  checkOptions('jnp.empty', options, ['dtype']);
+  return zeros(shape, options);
+}
+
+function likeOptions(fn: string, x: ArrayLike, options: DtypeOptions & { shape?: number | number[] }): { shape: number[]; dtype: DType } {
+  checkOptions(fn, options, ['dtype', 'shape']);
+  const a = toArray(fn, x);
+  return { shape: options.shape === undefined ? [...a.shape] : checkShape(fn, options.shape), dtype: dtypeOption(fn, options.dtype) ?? a.dtype };
+}
+
+export function zerosLike(x: ArrayLike, options: DtypeOptions & { shape?: number | number[] } = {}): Array {
+  const o = likeOptions('jnp.zerosLike', x, options);
+  return full(o.shape, 0, { dtype: o.dtype });
+}
+
+export function onesLike(x: ArrayLike, options: DtypeOptions & { shape?: number | number[] } = {}): Array {
+  const o = likeOptions('jnp.onesLike', x, options);
+  return full(o.shape, 1, { dtype: o.dtype });
+}
+
+export function fullLike(x: ArrayLike, fillValue: ArrayLike, options: DtypeOptions & { shape?: number | number[] } = {}): Array {
+  const o = likeOptions('jnp.fullLike', x, options);
+  return full(o.shape, fillValue, { dtype: o.dtype });
+}
+
+function checkNumber(fn: string, value: unknown, arg: string): number {
+  if (typeof value !== 'number' || Number.isNaN(value)) throw new TypeError(`${fn}: ${arg} must be a number, got ${show(value)}`);
+  if (!Number.isFinite(value)) throw new ValueError(`${fn}: ${arg} must be finite, got ${value}`);
+  return value;
+}
+
+/** jnp.arange(stop) or arange(start, stop, step): int32 when all are integers, else float32. */
+export function arange(start: number, stop?: number | null, step?: number | null, options: DtypeOptions = {}): Array {
+  checkOptions('jnp.arange', options, ['dtype']);
+  let lo = checkNumber('jnp.arange', start, 'start');
+  let hi: number;
+  if (stop === undefined || stop === null) {
+    hi = lo;
+    lo = 0;
+  } else {
+    hi = checkNumber('jnp.arange', stop, 'stop');
+  }
+  const st = step === undefined || step === null ? 1 : checkNumber('jnp.arange', step, 'step');
+  if (st === 0) throw new ValueError('jnp.arange: step must not be zero');
+  const dtype = dtypeOption('jnp.arange', options.dtype) ?? ([lo, hi, st].every(Number.isInteger) ? 'int32' : 'float32');
+  const n = Math.max(0, Math.ceil((hi - lo) / st));
+  if (isInteger(dtype) && [lo, st].every(Number.isInteger)) {
+    const i = lax.iota(dtype, n);
+    return lo === 0 && st === 1 ? i : lax.add(lax.mul(i, st), lo);
+  }
+  const work = isFloating(dtype) && dtype !== 'float64' ? 'float32' : dtype === 'float64' ? 'float64' : 'float32';
+  const values = lax.add(lax.mul(lax.iota(work, n), st), lo);
+  return lax.convertElementType(values, dtype);
+}
+
+/** jnp.linspace(start, stop, num = 50, { endpoint = true, dtype }). */
+export function linspace(start: number, stop: number, num = 50, options: DtypeOptions & { endpoint?: boolean } = {}): Array {
+  checkOptions('jnp.linspace', options, ['dtype', 'endpoint']);
+  const lo = checkNumber('jnp.linspace', start, 'start');
+  const hi = checkNumber('jnp.linspace', stop, 'stop');
+  if (!Number.isInteger(num) || num < 0) throw new ValueError(`jnp.linspace: num must be a non-negative integer, got ${show(num)}`);
+  const endpoint = options.endpoint ?? true;
+  const dtype = dtypeOption('jnp.linspace', options.dtype) ?? 'float32';
+  const div = endpoint ? num - 1 : num;
+  const work = dtype === 'float64' ? 'float64' : 'float32';
+  const values: number[] = [];
+  // computed in float64 on the host, like NumPy, then rounded once to the dtype
+  for (let i = 0; i < num; i++) values.push(div > 0 ? lo + ((hi - lo) * i) / div : lo);
+  if (endpoint && num > 1) values[num - 1] = hi;
+  const a = arrayFromValues(values, [num], work);
+  return isFloating(dtype) ? lax.convertElementType(a, dtype) : lax.convertElementType(lax.floor(a), dtype);
+}
+
+/** jnp.eye(n, m = n, { k = 0, dtype }). */
+export function eye(n: number, m?: number | null, options: DtypeOptions & { k?: number } = {}): Array {
+  checkOptions('jnp.eye', options, ['dtype', 'k']);
+  const rows = checkShape('jnp.eye', [n], 'n')[0]!;
+  const cols = m === undefined || m === null ? rows : checkShape('jnp.eye', [m], 'm')[0]!;
+  const k = options.k ?? 0;
+  if (!Number.isInteger(k)) throw new TypeError(`jnp.eye: k must be an integer, got ${show(k)}`);
+  const dtype = dtypeOption('jnp.eye', options.dtype) ?? 'float32';
+  const i = lax.broadcastedIota('int32', [rows, cols], 0);
+  const j = lax.broadcastedIota('int32', [rows, cols], 1);
+  return lax.convertElementType(lax.eq(lax.add(i, k), j), dtype);
+}
+
+export function identity(n: number, options: DtypeOptions = {}): Array {
+  checkOptions('jnp.identity', options, ['dtype']);
+  return eye(n, n, options);
+}
+
+/** jnp.tri(n, m = n, k = 0): ones at and below the k-th diagonal. */
+export function tri(n: number, m?: number | null, k = 0, options: DtypeOptions = {}): Array {
+  checkOptions('jnp.tri', options, ['dtype']);
+  const rows = checkShape('jnp.tri', [n], 'n')[0]!;
+  const cols = m === undefined || m === null ? rows : checkShape('jnp.tri', [m], 'm')[0]!;
+  if (!Number.isInteger(k)) throw new TypeError(`jnp.tri: k must be an integer, got ${show(k)}`);
+  const dtype = dtypeOption('jnp.tri', options.dtype) ?? 'float32';
+  const i = lax.broadcastedIota('int32', [rows, cols], 0);
+  const j = lax.broadcastedIota('int32', [rows, cols], 1);
+  return lax.convertElementType(lax.ge(lax.add(i, k), j), dtype);
+}

@@ -1,0 +1,52 @@
+// The `jnp` namespace: every numpy function, the dtype names, and the Array
+// methods that forward to them.
+import { Array, registerArrayMethods } from '../core/array.js';
+import * as lax from '../lax/ops.js';
+import * as creation from './creation.js';
+import * as elementwise from './elementwise.js';
+
+export * from './creation.js';
+export * from './elementwise.js';
+export { Array };
+
+export const bool = 'bool' as const;
+export const int8 = 'int8' as const;
+export const int16 = 'int16' as const;
+export const int32 = 'int32' as const;
+export const uint8 = 'uint8' as const;
+export const uint16 = 'uint16' as const;
+export const uint32 = 'uint32' as const;
+export const float16 = 'float16' as const;
+export const bfloat16 = 'bfloat16' as const;
+export const float32 = 'float32' as const;
+export const float64 = 'float64' as const;
+export const newaxis = 'newaxis' as const;
+export const pi = Math.PI;
+export const e = Math.E;
+export const inf = Infinity;
+export const nan = NaN;
+
+const notYet = (name: string) => (): never => {
+  throw new Error(`jnp.${name} is not available yet`);
+};
+
+registerArrayMethods({
+  add: elementwise.add,
+  subtract: elementwise.subtract,
+  multiply: elementwise.multiply,
+  divide: elementwise.divide,
+  power: elementwise.power,
+  negative: elementwise.negative,
+  matmul: notYet('matmul'),
+  sum: notYet('sum'),
+  mean: notYet('mean'),
+  max: notYet('max'),
+  min: notYet('min'),
+  argmax: notYet('argmax'),
+  reshape: (x, shape) => lax.reshape(x, typeof shape === 'number' ? [shape] : shape),
+  transpose: notYet('transpose'),
+  astype: (x, dtype) => lax.convertElementType(x, dtype),
+  index: notYet('index'),
+  at: notYet('at'),
+});
+void creation;

@@ -1,0 +1,76 @@
+// Shared machinery of the numpy layer: NumPy/JAX type promotion with weak JS
+// scalars, broadcasting of operands, and option parsing. Every jnp function
+// validates its arguments here and names itself in errors.
+import { Array, type ArrayLike } from '../core/array.js';
+import { type DType, type TypeInfo, checkDType, resultType, scalarType } from '../core/dtype.js';
+import { show } from '../core/errors.js';
+import { broadcastShapes, shapesEqual } from '../core/shape.js';
+import { toArray } from '../lax/coerce.js';
+import * as lax from '../lax/ops.js';
+
+/** The promotion type of an operand: JS numbers are weak, arrays carry their own weak flag. */
+export function typeOf(fn: string, x: unknown, arg = 'x'): TypeInfo {
+  if (typeof x === 'number') return scalarType(x);
+  if (typeof x === 'boolean') return { dtype: 'bool', weak: false };
+  if (x instanceof Array) return { dtype: x.dtype, weak: x.weakType };
+  return { dtype: toArray(fn, x, arg).dtype, weak: false };
+}
+
+/** Converts operands to Arrays of their common promoted dtype (JAX's promote_dtypes). */
+export function promote(fn: string, ...xs: unknown[]): Array[] {
+  const arrays = xs.map((x, i) => (x instanceof Array ? x : typeof x === 'number' || typeof x === 'boolean' ? x : toArray(fn, x, argName(i, xs.length))));
+  const t = resultType(...arrays.map((x, i) => typeOf(fn, x, argName(i, xs.length))));
+  return arrays.map((x, i) => castTo(fn, x, t, argName(i, xs.length)));
+}
+
+/** Like promote, then the result is made inexact (ints and bools become float32), as jnp's float functions do. */
+export function promoteInexact(fn: string, ...xs: unknown[]): Array[] {
+  const arrays = promote(fn, ...xs);
+  const d = arrays[0]!.dtype;
+  if (d === 'float16' || d === 'bfloat16' || d === 'float32' || d === 'float64') return arrays;
+  return arrays.map((a) => lax.convertWeak(a, 'float32', a.weakType));
+}
+
+function argName(i: number, n: number): string {
+  return n <= 2 ? (i === 0 ? 'x' : 'y') : `args[${i}]`;
+}
+
+function castTo(fn: string, x: unknown, t: TypeInfo, arg: string): Array {
+  if (x instanceof Array) return lax.convertWeak(x, t.dtype, t.weak && x.weakType);
+  return toArray(fn, x, arg, t.dtype).weakType === t.weak ? toArray(fn, x, arg, t.dtype) : lax.convertWeak(toArray(fn, x, arg, t.dtype), t.dtype, t.weak);
+}
+
+/** Broadcasts arrays to their common shape (NumPy rules). */
+export function broadcastAll(fn: string, ...xs: Array[]): Array[] {
+  const shape = broadcastShapes(fn, ...xs.map((x) => x.shape));
+  return xs.map((x) => broadcastToShape(x, shape));
+}
+
+/** Broadcasts one array to `shape` (assumed compatible). */
+export function broadcastToShape(x: Array, shape: readonly number[]): Array {
+  if (shapesEqual(x.shape, shape)) return x;
+  const offset = shape.length - x.ndim;
+  return lax.broadcastInDim(x, [...shape], x.shape.map((_, i) => i + offset));
+}
+
+/** promote then broadcast: the operands of a NumPy binary ufunc. */
+export function ufuncOperands(fn: string, ...xs: unknown[]): Array[] {
+  return broadcastAll(fn, ...promote(fn, ...xs));
+}
+
+export function asArray(fn: string, x: unknown, arg = 'x'): Array {
+  return toArray(fn, x, arg);
+}
+
+export function dtypeOption(fn: string, dtype: unknown): DType | undefined {
+  if (dtype === undefined || dtype === null) return undefined;
+  return checkDType(fn, dtype);
+}
+
+export function checkBoolean(fn: string, value: unknown, arg: string): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') throw new TypeError(`${fn}: ${arg} must be a boolean, got ${show(value)}`);
+  return value;
+}
+
+export type { ArrayLike };

@@ -1,0 +1,86 @@
+// The CPU backend: buffers are ArrayBuffers; kernels are C compiled by the
+// system compiler (kernel-cache.ts) and called through the native addon.
+// Compiled kernels are looked up by their IR, so a kernel is rendered and
+// compiled once per process (and once per machine, through the disk cache).
+import type { Kernel } from '../compiler/kernel-ir.js';
+import { kernelName } from '../compiler/kernel-ir.js';
+import type { BufferRef, Plan } from '../compiler/lower.js';
+import { renderC } from '../compiler/render/c.js';
+import { itemsize } from '../core/dtype.js';
+import type { ShapedArray } from '../core/primitives.js';
+import { sizeOf } from '../core/shape.js';
+import type { Backend, DeviceBuffer } from './backend.js';
+import { type CpuKernel, compileCpuKernel } from './kernel-cache.js';
+
+export class CpuBuffer implements DeviceBuffer {
+  constructor(public bytes: ArrayBuffer) {}
+  get nbytes(): number {
+    return this.bytes.byteLength;
+  }
+}
+
+const kernels = new Map<string, CpuKernel>();
+
+/** The compiled kernel for an IR, compiling it on first use. */
+export function cpuKernel(kernel: Kernel): CpuKernel {
+  const key = JSON.stringify(kernel);
+  let compiled = kernels.get(key);
+  if (!compiled) {
+    const name = kernelName(kernel).slice(0, 160);
+    compiled = compileCpuKernel(name, renderC(kernel, name));
+    kernels.set(key, compiled);
+  }
+  return compiled;
+}
+
+/** Kernel IRs this process compiled (for stats and the stages API). */
+export function compiledCpuKernelCount(): number {
+  return kernels.size;
+}
+
+class CpuBackend implements Backend {
+  readonly platform = 'cpu' as const;
+
+  fromHost(bytes: Uint8Array): CpuBuffer {
+    const copy = new ArrayBuffer(bytes.byteLength);
+    new Uint8Array(copy).set(bytes);
+    return new CpuBuffer(copy);
+  }
+
+  toHostSync(buffer: DeviceBuffer): Uint8Array {
+    return new Uint8Array((buffer as CpuBuffer).bytes.slice(0));
+  }
+
+  toHost(buffer: DeviceBuffer): Promise<Uint8Array> {
+    return Promise.resolve(this.toHostSync(buffer));
+  }
+
+  execute(plan: Plan, inputs: DeviceBuffer[], outputs: ShapedArray[]): DeviceBuffer[] {
+    const outs = outputs.map((o, i) => {
+      const aliased = plan.aliases.get(i);
+      if (aliased !== undefined) return inputs[aliased] as CpuBuffer;
+      return new CpuBuffer(new ArrayBuffer(sizeOf(o.shape) * itemsize(o.dtype)));
+    });
+    const temps = plan.temps.map((t) => new CpuBuffer(new ArrayBuffer(t.size * itemsize(t.dtype))));
+    const resolve = (ref: BufferRef): ArrayBuffer => {
+      switch (ref.kind) {
+        case 'input': return (inputs[ref.index] as CpuBuffer).bytes;
+        case 'output': return outs[ref.index]!.bytes;
+        case 'temp': return temps[ref.index]!.bytes;
+      }
+    };
+    for (const launch of plan.launches) {
+      const params = new BigInt64Array(launch.params.length);
+      for (let i = 0; i < launch.params.length; i++) params[i] = BigInt(launch.params[i]!);
+      cpuKernel(launch.kernel).call(launch.buffers.map(resolve), params);
+    }
+    return outs;
+  }
+
+  free(buffer: DeviceBuffer): void {
+    // ArrayBuffers are returned to the system by the garbage collector; drop our reference.
+    (buffer as CpuBuffer).bytes = new ArrayBuffer(0);
+  }
+}
+
+export const cpuBackend = new CpuBackend();

@@ -1,0 +1,63 @@
+// The native addon (cuda/*.c, built by node-gyp into build/Release): dlopen,
+// dlsym and a call trampoline for compiled CPU kernels, and a CUDA driver
+// probe. Loaded lazily so that importing jaxon never fails just because the
+// addon is missing; the first use that needs it says how to build it.
+import bindings from 'bindings';
+
+declare const libraryBrand: unique symbol;
+declare const symbolBrand: unique symbol;
+
+/** A dlopen handle (an N-API External); never closed, so it stays valid. */
+export type NativeLibrary = { readonly [libraryBrand]: 'NativeLibrary' };
+/** A dlsym result for a kernel `void fn(void **buffers, const int64_t *params)`. */
+export type NativeSymbol = { readonly [symbolBrand]: 'NativeSymbol' };
+
+export interface CudaProbe {
+  readonly available: boolean;
+  /** Why CUDA is or is not usable, for messages that explain a CPU fallback. */
+  readonly reason: string;
+  /** The driver library it tried ($JAXON_LIBCUDA or libcuda.so.1). */
+  readonly library: string;
+}
+
+export interface NativeAddon {
+  /** dlopen(path, RTLD_NOW | RTLD_LOCAL); throws with dlerror's message. */
+  loadLibrary(path: string): NativeLibrary;
+  /** dlsym(library, name); throws when the symbol is missing. */
+  getSymbol(library: NativeLibrary, name: string): NativeSymbol;
+  /** Calls fn(buffers' data pointers, params' data) synchronously on this thread. */
+  callKernel(fn: NativeSymbol, buffers: readonly (ArrayBuffer | ArrayBufferView)[], params: BigInt64Array): void;
+  cudaProbe(): CudaProbe;
+}
+
+const requiredFunctions = ['loadLibrary', 'getSymbol', 'callKernel', 'cudaProbe'] as const;
+
+let addon: NativeAddon | undefined;
+
+/** The loaded addon; throws an Error saying how to build it when it is missing or stale. */
+export function native(): NativeAddon {
+  if (addon) return addon;
+  let loaded: unknown;
+  try {
+    loaded = bindings('jaxon_native');
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(
+      `jaxon: the native addon jaxon_native is not built (or cannot be loaded); run \`npm install\` ` +
+        `(or \`npx node-gyp rebuild\`) in the jaxon package. Underlying error: ${message}`,
+      { cause: error },
+    );
+  }
+  // A build from an older checkout loads fine but lacks newer functions.
+  const missing = requiredFunctions.filter(
+    (name) => typeof (loaded as Record<string, unknown> | null)?.[name] !== 'function',
+  );
+  if (missing.length) {
+    throw new Error(
+      `jaxon: the native addon jaxon_native is out of date (missing ${missing.join(', ')}); ` +
+        `run \`npm install\` (or \`npx node-gyp rebuild\`) to rebuild it`,
+    );
+  }
+  addon = loaded as NativeAddon;
+  return addon;
+}
