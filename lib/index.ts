@@ -1,8 +1,14 @@
 // jaxon: JAX for Node.js. `import * as jax from 'jaxon'` gives the top level
 // (jit, grad, devices, tree, ...); `numpy`, `lax`, `nn`, `random` are
 // namespaces, as in JAX.
-export * as numpy from './numpy/index.js';
-export * as lax from './lax/index.js';
+import { disposeIntermediates } from './core/memory.js';
+import * as laxModule from './lax/index.js';
+import * as numpyModule from './numpy/index.js';
+
+/** jax.numpy; each function disposes its own intermediates. */
+export const numpy = disposeIntermediates(numpyModule);
+/** jax.lax */
+export const lax = disposeIntermediates(laxModule);
 export * as tree from './tree.js';
 export { Array } from './core/array.js';
 export type { ArrayLike } from './core/array.js';

@@ -95,3 +95,23 @@ export function keep<T extends Disposable>(array: T): T {
   for (const scope of scopes) scope.delete(array);
   return array;
 }
+
+/**
+ * Wraps every function of an API namespace so the intermediates it creates
+ * (converted JS scalars, broadcasts, casts) are disposed when it returns, as
+ * Python's reference counting frees them in JAX. Non-function members pass through.
+ */
+export function disposeIntermediates<T extends object>(namespace: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(namespace)) {
+    if (typeof value === 'function' && !/^[A-Z]/.test(name)) {
+      const fn = value as (...args: unknown[]) => unknown;
+      const wrapped = (...args: unknown[]) => tidy(() => fn(...args));
+      Object.defineProperty(wrapped, 'name', { value: name });
+      out[name] = wrapped;
+    } else {
+      out[name] = value;
+    }
+  }
+  return Object.freeze(out) as T;
+}

@@ -1,6 +1,7 @@
 // The `jnp` namespace: every numpy function, the dtype names, and the Array
 // methods that forward to them.
 import { Array, registerArrayMethods } from '../core/array.js';
+import { disposeIntermediates } from '../core/memory.js';
 import * as lax from '../lax/ops.js';
 import * as creation from './creation.js';
 import * as elementwise from './elementwise.js';
@@ -30,7 +31,7 @@ const notYet = (name: string) => (): never => {
   throw new Error(`jnp.${name} is not available yet`);
 };
 
-registerArrayMethods({
+registerArrayMethods(disposeIntermediates({
   add: elementwise.add,
   subtract: elementwise.subtract,
   multiply: elementwise.multiply,
@@ -48,5 +49,5 @@ registerArrayMethods({
   astype: (x, dtype) => lax.convertElementType(x, dtype),
   index: notYet('index'),
   at: notYet('at'),
-});
+}));
 void creation;

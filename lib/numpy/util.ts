@@ -37,7 +37,8 @@ function argName(i: number, n: number): string {
 
 function castTo(fn: string, x: unknown, t: TypeInfo, arg: string): Array {
   if (x instanceof Array) return lax.convertWeak(x, t.dtype, t.weak && x.weakType);
-  return toArray(fn, x, arg, t.dtype).weakType === t.weak ? toArray(fn, x, arg, t.dtype) : lax.convertWeak(toArray(fn, x, arg, t.dtype), t.dtype, t.weak);
+  const a = toArray(fn, x, arg, t.dtype);
+  return a.weakType === t.weak ? a : lax.convertWeak(a, t.dtype, t.weak);
 }
 
 /** Broadcasts arrays to their common shape (NumPy rules). */
