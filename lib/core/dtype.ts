@@ -163,7 +163,7 @@ export function integerRange(dtype: DType): [number, number] {
 export function castToInteger(value: number, dtype: DType): number {
   const [lo, hi] = integerRange(dtype);
   if (Number.isNaN(value)) return 0;
-  const t = Math.trunc(value);
+  const t = Math.trunc(value) + 0; // + 0 turns -0 into 0
   if (t < lo) return lo;
   if (t > hi) return hi;
   return t;

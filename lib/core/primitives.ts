@@ -2,7 +2,7 @@
 // names), its parameters, and its abstract evaluation rule (output avals from
 // input avals). Transform and lowering rules live in their own layers, each
 // typed `{ [P in Primitive]: Rule<P> }` so a missing rule fails to compile.
-import { type DType, isFloating, isInteger, isUnsigned } from './dtype.js';
+import { type DType, isDType, isFloating, isInteger } from './dtype.js';
 import { ValueError, show } from './errors.js';
 import { type Shape, shapesEqual, sizeOf } from './shape.js';
 
@@ -79,6 +79,9 @@ export interface PrimitiveParams extends UnaryParams {
   gather: { dimensionNumbers: GatherDimensionNumbers; sliceSizes: number[]; mode: GatherMode; fillValue: number | null };
   scatter: { dimensionNumbers: ScatterDimensionNumbers; mode: GatherMode };
   scatter_add: { dimensionNumbers: ScatterDimensionNumbers; mode: GatherMode };
+  scatter_mul: { dimensionNumbers: ScatterDimensionNumbers; mode: GatherMode };
+  scatter_min: { dimensionNumbers: ScatterDimensionNumbers; mode: GatherMode };
+  scatter_max: { dimensionNumbers: ScatterDimensionNumbers; mode: GatherMode };
   reduce_sum: { axes: number[] }; reduce_prod: { axes: number[] }; reduce_max: { axes: number[] };
   reduce_min: { axes: number[] }; reduce_and: { axes: number[] }; reduce_or: { axes: number[] };
   argmax: { axes: number[]; indexDtype: DType };
@@ -286,6 +289,7 @@ const unaryRules = Object.fromEntries(UNARY_PRIMITIVES.map((p) => [p, unary(p)])
 export const abstractEval: AbstractEvalTable = {
   ...unaryRules,
   integer_pow: (avals, { y }) => {
+    arity('integer_pow', avals, 1);
     if (!Number.isInteger(y)) fail('integer_pow', `exponent must be an integer, got ${y}`);
     if (y < 0 && !isFloating(avals[0]!.dtype)) fail('integer_pow', `negative exponent ${y} needs a floating-point operand`);
     return unary('integer_pow')(avals, {} as never);
@@ -317,8 +321,15 @@ export const abstractEval: AbstractEvalTable = {
     }
     return [aval(x.shape, x.dtype, x.weakType)];
   },
+  reduce_precision: (avals, { exponentBits, mantissaBits }) => {
+    if (!Number.isInteger(exponentBits) || exponentBits < 1 || !Number.isInteger(mantissaBits) || mantissaBits < 0) {
+      fail('reduce_precision', `exponentBits must be an integer >= 1 and mantissaBits an integer >= 0, got ${exponentBits} and ${mantissaBits}`);
+    }
+    return unary('reduce_precision')(avals, {} as never);
+  },
   convert_element_type: (avals, { newDtype, weakType }) => {
     arity('convert_element_type', avals, 1);
+    if (!isDType(newDtype)) fail('convert_element_type', `unknown dtype ${show(newDtype)}`);
     return [aval(avals[0]!.shape, newDtype, weakType)];
   },
   iota: (avals, { dtype, shape, dimension }) => {
@@ -442,6 +453,9 @@ export const abstractEval: AbstractEvalTable = {
   },
   scatter: (avals, { dimensionNumbers }) => scatterCheck('scatter', avals, dimensionNumbers),
   scatter_add: (avals, { dimensionNumbers }) => scatterCheck('scatter_add', avals, dimensionNumbers),
+  scatter_mul: (avals, { dimensionNumbers }) => scatterCheck('scatter_mul', avals, dimensionNumbers),
+  scatter_min: (avals, { dimensionNumbers }) => scatterCheck('scatter_min', avals, dimensionNumbers),
+  scatter_max: (avals, { dimensionNumbers }) => scatterCheck('scatter_max', avals, dimensionNumbers),
   reduce_sum: reduce('reduce_sum'), reduce_prod: reduce('reduce_prod'), reduce_max: reduce('reduce_max'),
   reduce_min: reduce('reduce_min'), reduce_and: reduce('reduce_and'), reduce_or: reduce('reduce_or'),
   argmax: argReduce('argmax'),
@@ -455,7 +469,3 @@ export const abstractEval: AbstractEvalTable = {
     return [aval(shape, preferredElementType ?? l.dtype, l.weakType && r.weakType)];
   },
 };
-
-export function isUnsignedDtype(d: DType): boolean {
-  return isUnsigned(d);
-}

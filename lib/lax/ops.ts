@@ -221,23 +221,31 @@ export function concatenate(operands: ArrayLike[], dimension: number): Array {
   return bind1('concatenate', arrays, { dimension: normalizeAxis('lax.concatenate', dimension, arrays[0]!.ndim, 'dimension') });
 }
 
-function indexScalars(fn: string, indices: ArrayLike[] | ArrayLike): Array[] {
+/** Start indices as scalar Arrays; negative indices count from the end of their axis, as JAX's lax wrappers do before binding. */
+function indexScalars(fn: string, indices: ArrayLike[] | ArrayLike, shape: readonly number[]): Array[] {
   const list = globalThis.Array.isArray(indices) ? (indices as ArrayLike[]) : [indices];
+  if (list.length !== shape.length) throw new ValueError(`${fn}: needs ${shape.length} start indices (one per axis of ${show(shape)}), got ${list.length}`);
   return list.map((i, k) => {
-    const a = toArray(fn, i, `startIndices[${k}]`, typeof i === 'number' ? 'int32' : undefined);
-    return a;
+    if (typeof i === 'number') {
+      if (!Number.isInteger(i)) throw new TypeError(`${fn}: startIndices[${k}] must be an integer, got ${i}`);
+      return toArray(fn, i < 0 ? i + shape[k]! : i, `startIndices[${k}]`, 'int32');
+    }
+    const a = toArray(fn, i, `startIndices[${k}]`);
+    if (a.ndim !== 0) throw new ValueError(`${fn}: startIndices[${k}] must be a scalar, got shape ${show(a.shape)}`);
+    if (a.dtype === 'uint8' || a.dtype === 'uint16' || a.dtype === 'uint32' || a.dtype === 'bool') return a;
+    return select(lt(a, 0), add(a, shape[k]!), a);
   });
 }
 
 export function dynamicSlice(x: ArrayLike, startIndices: ArrayLike[], sliceSizes: number[]): Array {
   const xa = toArray('lax.dynamicSlice', x);
-  return bind1('dynamic_slice', [xa, ...indexScalars('lax.dynamicSlice', startIndices)], { sliceSizes: checkShape('lax.dynamicSlice', sliceSizes, 'sliceSizes') });
+  return bind1('dynamic_slice', [xa, ...indexScalars('lax.dynamicSlice', startIndices, xa.shape)], { sliceSizes: checkShape('lax.dynamicSlice', sliceSizes, 'sliceSizes') });
 }
 
 export function dynamicUpdateSlice(x: ArrayLike, update: ArrayLike, startIndices: ArrayLike[]): Array {
   const xa = toArray('lax.dynamicUpdateSlice', x);
   const u = operand('lax.dynamicUpdateSlice', update, xa, 'update');
-  return bind1('dynamic_update_slice', [xa, u, ...indexScalars('lax.dynamicUpdateSlice', startIndices)], {});
+  return bind1('dynamic_update_slice', [xa, u, ...indexScalars('lax.dynamicUpdateSlice', startIndices, xa.shape)], {});
 }
 
 export function dynamicSliceInDim(x: ArrayLike, startIndex: ArrayLike, sliceSize: number, axis = 0): Array {
@@ -265,9 +273,11 @@ export function gather(
   });
 }
 
-function scatterOp(prim: 'scatter' | 'scatter_add') {
+const SCATTER_NAMES = { scatter: 'lax.scatter', scatter_add: 'lax.scatterAdd', scatter_mul: 'lax.scatterMul', scatter_min: 'lax.scatterMin', scatter_max: 'lax.scatterMax' } as const;
+
+function scatterOp(prim: keyof typeof SCATTER_NAMES) {
   return (operand_: ArrayLike, indices: ArrayLike, updates: ArrayLike, dimensionNumbers: ScatterDimensionNumbers, options: { mode?: GatherMode } = {}): Array => {
-    const fn = prim === 'scatter' ? 'lax.scatter' : 'lax.scatterAdd';
+    const fn = SCATTER_NAMES[prim];
     checkOptions(fn, options, ['mode']);
     const mode = options.mode ?? 'fill';
     if (mode !== 'clip' && mode !== 'fill') throw new ValueError(`${fn}: mode must be 'clip' or 'fill', got ${show(mode)}`);
@@ -277,6 +287,9 @@ function scatterOp(prim: 'scatter' | 'scatter_add') {
 }
 export const scatter = scatterOp('scatter');
 export const scatterAdd = scatterOp('scatter_add');
+export const scatterMul = scatterOp('scatter_mul');
+export const scatterMin = scatterOp('scatter_min');
+export const scatterMax = scatterOp('scatter_max');
 
 function reduceOp(prim: 'reduce_sum' | 'reduce_prod' | 'reduce_max' | 'reduce_min' | 'reduce_and' | 'reduce_or', name: string) {
   return (x: ArrayLike, axes: number[]): Array => {

@@ -1,0 +1,116 @@
+// Reference rules for reductions (reduce_*), argmax/argmin and the
+// cumulative primitives. Floats accumulate in float64 and round once at the
+// end; integers wrap at every step (the same result as wrapping once).
+import { type DType, integerRange, isFloating, wrapInteger } from '../core/dtype.js';
+import type { CumulativePrimitive, PrimitiveParams, ReducePrimitive, ShapedArray } from '../core/primitives.js';
+import { type RefArray, aroundAxis, sizeOf, stridesOf } from './array.js';
+
+interface Monoid {
+  identity: (dtype: DType) => number;
+  combine: (a: number, b: number, dtype: DType) => number;
+}
+
+const lowest = (d: DType): number => (isFloating(d) ? -Infinity : d === 'bool' ? 0 : integerRange(d)[0]);
+const highest = (d: DType): number => (isFloating(d) ? Infinity : d === 'bool' ? 1 : integerRange(d)[1]);
+
+const SUM: Monoid = {
+  identity: () => 0,
+  combine: (a, b, d) => (isFloating(d) ? a + b : wrapInteger(a + b, d)), // bool: or
+};
+const PROD: Monoid = {
+  identity: () => 1,
+  combine: (a, b, d) => (isFloating(d) ? a * b : wrapInteger(Math.imul(a, b), d)), // bool: and
+};
+const MAX: Monoid = { identity: lowest, combine: (a, b) => Math.max(a, b) }; // NaN propagates
+const MIN: Monoid = { identity: highest, combine: (a, b) => Math.min(a, b) };
+
+export const REDUCE_MONOIDS: { [P in ReducePrimitive]: Monoid } = {
+  reduce_sum: SUM,
+  reduce_prod: PROD,
+  reduce_max: MAX,
+  reduce_min: MIN,
+  reduce_and: { identity: (d) => wrapInteger(-1, d), combine: (a, b, d) => wrapInteger(a & b, d) }, // all ones / true
+  reduce_or: { identity: () => 0, combine: (a, b, d) => wrapInteger(a | b, d) },
+};
+
+export const CUMULATIVE_MONOIDS: { [P in CumulativePrimitive]: Monoid } = {
+  cumsum: SUM,
+  cumprod: PROD,
+  cummax: MAX,
+  cummin: MIN,
+};
+
+export function reduceRule(monoid: Monoid) {
+  return (inputs: RefArray[], { axes }: { axes: number[] }, outs: ShapedArray[]): Float64Array[] => {
+    const x = inputs[0]!;
+    if (axes.length === 0) return [x.data.slice()]; // no reduction: XLA returns the operand (keeping -0)
+    const dtype = x.dtype;
+    const out = new Float64Array(sizeOf(outs[0]!.shape)).fill(monoid.identity(dtype));
+    if (x.data.length === 0) return [out];
+    // the output stride each input axis moves by (0 along reduced axes)
+    const outStrides = stridesOf(outs[0]!.shape);
+    const strideOnInputAxis = new Array<number>(x.shape.length).fill(0);
+    let kept = 0;
+    x.shape.forEach((_, k) => {
+      if (!axes.includes(k)) strideOnInputAxis[k] = outStrides[kept++]!;
+    });
+    const index = new Array<number>(x.shape.length).fill(0);
+    let pos = 0;
+    for (let i = 0; i < x.data.length; i++) {
+      out[pos] = monoid.combine(out[pos]!, x.data[i]!, dtype);
+      for (let k = x.shape.length - 1; k >= 0; k--) {
+        pos += strideOnInputAxis[k]!;
+        if (++index[k]! < x.shape[k]!) break;
+        pos -= strideOnInputAxis[k]! * x.shape[k]!;
+        index[k] = 0;
+      }
+    }
+    return [out];
+  };
+}
+
+/** The first index of the max (min) along the axis; the first NaN wins if there is one (JAX's behaviour). */
+export function argReduceRule(better: (a: number, b: number) => boolean) {
+  return (inputs: RefArray[], { axes }: PrimitiveParams['argmax']): Float64Array[] => {
+    const x = inputs[0]!;
+    const { outer, size, inner } = aroundAxis(x.shape, axes[0]!);
+    const out = new Float64Array(outer * inner);
+    for (let o = 0; o < outer; o++) {
+      for (let j = 0; j < inner; j++) {
+        const base = o * size * inner + j;
+        let best = 0;
+        let bestValue = x.data[base]!;
+        for (let k = 1; k < size && !Number.isNaN(bestValue); k++) {
+          const v = x.data[base + k * inner]!;
+          if (Number.isNaN(v) || better(v, bestValue)) {
+            best = k;
+            bestValue = v;
+          }
+        }
+        out[o * inner + j] = best;
+      }
+    }
+    return [out];
+  };
+}
+
+export function cumulativeRule(monoid: Monoid) {
+  return (inputs: RefArray[], { axis, reverse }: PrimitiveParams['cumsum']): Float64Array[] => {
+    const x = inputs[0]!;
+    const dtype = x.dtype;
+    const { outer, size, inner } = aroundAxis(x.shape, axis);
+    const out = new Float64Array(x.data.length);
+    for (let o = 0; o < outer; o++) {
+      for (let j = 0; j < inner; j++) {
+        let acc = monoid.identity(dtype);
+        for (let step = 0; step < size; step++) {
+          const k = reverse ? size - 1 - step : step;
+          const pos = o * size * inner + k * inner + j;
+          acc = monoid.combine(acc, x.data[pos]!, dtype);
+          out[pos] = acc;
+        }
+      }
+    }
+    return [out];
+  };
+}
