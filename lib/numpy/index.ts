@@ -5,9 +5,11 @@ import { disposeIntermediates } from '../core/memory.js';
 import * as lax from '../lax/ops.js';
 import * as creation from './creation.js';
 import * as elementwise from './elementwise.js';
+import * as manipulation from './manipulation.js';
 
 export * from './creation.js';
 export * from './elementwise.js';
+export * from './manipulation.js';
 export { Array };
 
 export const bool = 'bool' as const;
@@ -44,8 +46,8 @@ registerArrayMethods(disposeIntermediates({
   max: notYet('max'),
   min: notYet('min'),
   argmax: notYet('argmax'),
-  reshape: (x, shape) => lax.reshape(x, typeof shape === 'number' ? [shape] : shape),
-  transpose: notYet('transpose'),
+  reshape: (x, shape) => manipulation.reshape(x, shape),
+  transpose: (x, axes) => manipulation.transpose(x, axes),
   astype: (x, dtype) => lax.convertElementType(x, dtype),
   index: notYet('index'),
   at: notYet('at'),
