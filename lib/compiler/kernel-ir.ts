@@ -132,7 +132,7 @@ export interface GatherKernel {
 }
 
 /**
- * XLA scatter (replace or add) with index_vector_dim last.
+ * XLA scatter (replace, or combine with add/mul/min/max) with index_vector_dim last.
  * params: [operandRank, updateRank, vectorLength, nOperand, nUpdate,
  *          operandShape[operandRank], updateShape[updateRank],
  *          updateToOperand[updateRank] (operand axis of a window dim, -1 for batch dims),
@@ -142,7 +142,7 @@ export interface GatherKernel {
  */
 export interface ScatterKernel {
   kind: 'scatter';
-  combine: 'replace' | 'add';
+  combine: 'replace' | 'add' | 'mul' | 'min' | 'max';
   dtype: DType;
   indexDtype: DType;
   mode: 'clip' | 'fill';

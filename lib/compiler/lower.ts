@@ -8,7 +8,7 @@ import {
   type Primitive, type PrimitiveParams, type ShapedArray, BINARY_PRIMITIVES, COMPARE_PRIMITIVES, UNARY_PRIMITIVES,
 } from '../core/primitives.js';
 import { type Shape, sizeOf, stridesOf } from '../core/shape.js';
-import type { Access, Expr, Kernel, ReduceOp } from './kernel-ir.js';
+import type { Access, Expr, Kernel, ReduceOp, ScatterKernel } from './kernel-ir.js';
 
 export type BufferRef = { kind: 'input' | 'output' | 'temp'; index: number };
 
@@ -270,6 +270,9 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   },
   scatter: (ins, outs, params) => scatterLaunch('replace', ins, outs, params),
   scatter_add: (ins, outs, params) => scatterLaunch('add', ins, outs, params),
+  scatter_mul: (ins, outs, params) => scatterLaunch('mul', ins, outs, params),
+  scatter_min: (ins, outs, params) => scatterLaunch('min', ins, outs, params),
+  scatter_max: (ins, outs, params) => scatterLaunch('max', ins, outs, params),
   reduce_sum: reduceRule('sum'), reduce_prod: reduceRule('prod'), reduce_max: reduceRule('max'),
   reduce_min: reduceRule('min'), reduce_and: reduceRule('and'), reduce_or: reduceRule('or'),
   argmax: (ins, outs, { axes }) => reduceLaunch('argmax', ins[0]!, outs[0]!, axes),
@@ -279,7 +282,7 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
 };
 
 function scatterLaunch(
-  combine: 'replace' | 'add',
+  combine: ScatterKernel['combine'],
   ins: ShapedArray[],
   _outs: ShapedArray[],
   { dimensionNumbers: dn, mode }: PrimitiveParams['scatter'],

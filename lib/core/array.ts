@@ -15,7 +15,20 @@ import { sizeOf } from './shape.js';
 /** Anything jnp functions accept where an array is expected. */
 export type ArrayLike = Array | number | boolean | NestedArray | ArrayBufferView;
 
-export type IndexItem = number | null | [number | null, (number | null)?, (number | null)?] | Array | 'newaxis' | '...';
+/**
+ * One entry of x.index(...) / x.at(...): an integer, null (a whole axis), a
+ * [start, stop, step?] slice, 'newaxis', '...', or an integer index array (an
+ * Array, an integer TypedArray, or nested JS arrays such as [[0, 2]]; a flat
+ * JS array is always a slice).
+ */
+export type IndexItem =
+  | number | null | [number | null, (number | null)?, (number | null)?] | Array | 'newaxis' | '...'
+  | NestedArray[][] | Int32Array | Uint32Array | Int16Array | Uint16Array | Int8Array | Uint8Array;
+
+/** Out-of-bounds handling of x.at(...) (JAX's `mode`): get clamps by default, updates drop. */
+export type IndexMode = 'promise_in_bounds' | 'clip' | 'drop' | 'fill';
+export interface AtGetOptions { mode?: IndexMode; fillValue?: number | null; indicesAreSorted?: boolean; uniqueIndices?: boolean }
+export interface AtUpdateOptions { mode?: IndexMode; indicesAreSorted?: boolean; uniqueIndices?: boolean }
 
 /** The jnp functions Array methods forward to (set by lib/numpy). */
 export interface ArrayMethods {
@@ -39,12 +52,12 @@ export interface ArrayMethods {
 }
 
 export interface ArrayAt {
-  get(): Array;
-  set(value: ArrayLike): Array;
-  add(value: ArrayLike): Array;
-  multiply(value: ArrayLike): Array;
-  min(value: ArrayLike): Array;
-  max(value: ArrayLike): Array;
+  get(options?: AtGetOptions): Array;
+  set(value: ArrayLike, options?: AtUpdateOptions): Array;
+  add(value: ArrayLike, options?: AtUpdateOptions): Array;
+  multiply(value: ArrayLike, options?: AtUpdateOptions): Array;
+  min(value: ArrayLike, options?: AtUpdateOptions): Array;
+  max(value: ArrayLike, options?: AtUpdateOptions): Array;
 }
 
 let methods: ArrayMethods | undefined;

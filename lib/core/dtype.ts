@@ -91,8 +91,17 @@ export function bfloat16BitsToFloat32(bits: number): number {
   return f32[0]!;
 }
 
+/**
+ * The float16 nearest a number, ties to even, rounded once (as NumPy and
+ * XLA's f64→f16 convert do): a float64 input is first rounded to float32 by
+ * round-to-odd, which keeps the one float16 rounding exact.
+ */
 export function float32ToFloat16Bits(value: number): number {
   f32[0] = value;
+  if (f32[0] !== value && Number.isFinite(f32[0]!) && (u32[0]! & 1) === 0) {
+    // inexact and even: step the last bit toward `value`, so no float16 tie is made up
+    u32[0] = Math.abs(f32[0]!) < Math.abs(value) ? u32[0]! + 1 : u32[0]! - 1;
+  }
   const x = u32[0]!;
   const sign = (x >>> 16) & 0x8000;
   const absBits = x & 0x7fffffff;
@@ -100,8 +109,7 @@ export function float32ToFloat16Bits(value: number): number {
   if (absBits >= 0x477ff000) return sign | 0x7c00; // rounds to >= 65520: infinity
   if (absBits < 0x38800000) {
     // subnormal half (or zero): value / 2^-24, rounded to nearest even
-    f32[0] = Math.abs(value);
-    const scaled = f32[0]! * 16777216; // exact in double
+    const scaled = Math.abs(f32[0]!) * 16777216; // exact in double
     const floor = Math.floor(scaled);
     const rest = scaled - floor;
     let m = floor;
@@ -272,7 +280,12 @@ export function promoteTypes(a: DType, b: DType): DType {
 /** The default dtype a JS number takes (int32 for integer values, else float32), weakly typed. */
 export function scalarType(value: number | boolean): TypeInfo {
   if (typeof value === 'boolean') return { dtype: 'bool', weak: false };
-  return { dtype: Number.isInteger(value) ? 'int32' : 'float32', weak: true };
+  return { dtype: isInt32(value) ? 'int32' : 'float32', weak: true };
+}
+
+/** An integer-valued number in int32's range (past it a JS number can only be a float). */
+export function isInt32(value: number): boolean {
+  return Number.isInteger(value) && value >= -2147483648 && value <= 2147483647;
 }
 
 /** The dtype a float operation on this dtype yields (ints and bools go to float32). */

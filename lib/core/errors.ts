@@ -8,6 +8,11 @@ export class ValueError extends Error {
   override name = 'ValueError';
 }
 
+/** An index outside an array's bounds or an unsupported index (JAX's IndexError). */
+export class IndexError extends Error {
+  override name = 'IndexError';
+}
+
 /** A device ran out of memory (JAX's XlaRuntimeError RESOURCE_EXHAUSTED). */
 export class ResourceExhaustedError extends Error {
   override name = 'ResourceExhaustedError';

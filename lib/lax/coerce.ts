@@ -3,8 +3,8 @@
 // scalars, nested arrays and TypedArrays strong arrays.
 import { Array, type ArrayLike } from '../core/array.js';
 import { arrayFromValues } from '../core/bind.js';
-import { type DType, checkDType, scalarType } from '../core/dtype.js';
-import { show } from '../core/errors.js';
+import { type DType, checkDType, integerRange, isInt32, isInteger, scalarType } from '../core/dtype.js';
+import { ValueError, show } from '../core/errors.js';
 import { type NestedArray, dtypeOfTypedArray, flattenNested } from '../core/host.js';
 
 export function isArrayLike(x: unknown): x is ArrayLike {
@@ -14,8 +14,19 @@ export function isArrayLike(x: unknown): x is ArrayLike {
 /** The dtype JAX would give nested JS data: bool if all booleans, int32 if all integers, else float32. */
 export function inferDtype(values: readonly (number | boolean)[]): DType {
   if (values.length > 0 && values.every((v) => typeof v === 'boolean')) return 'bool';
-  if (values.every((v) => typeof v === 'boolean' || Number.isInteger(v))) return 'int32';
+  if (values.every((v) => typeof v === 'boolean' || isInt32(v))) return 'int32';
   return 'float32';
+}
+
+/** JAX rejects a Python int that does not fit the integer dtype it is converted to; so do we. */
+function checkIntegerRange(fn: string, arg: string, values: readonly (number | boolean)[], dtype: DType): void {
+  if (!isInteger(dtype)) return;
+  const [lo, hi] = integerRange(dtype);
+  for (const v of values) {
+    if (typeof v === 'number' && Number.isInteger(v) && (v < lo || v > hi)) {
+      throw new ValueError(`${fn}: ${arg} = ${v} is out of range for ${dtype} [${lo}, ${hi}]`);
+    }
+  }
 }
 
 /** Converts any ArrayLike to an Array. `fn`/`arg` name the caller for errors. */
@@ -26,6 +37,7 @@ export function toArray(fn: string, x: unknown, arg = 'x', dtype?: DType): Array
   }
   if (typeof x === 'number') {
     const t = scalarType(x);
+    if (dtype) checkIntegerRange(fn, arg, [x], dtype);
     return arrayFromValues([x], [], dtype ?? t.dtype, dtype === undefined);
   }
   if (typeof x === 'boolean') return arrayFromValues([x], [], dtype ?? 'bool');
@@ -37,6 +49,7 @@ export function toArray(fn: string, x: unknown, arg = 'x', dtype?: DType): Array
   }
   if (globalThis.Array.isArray(x)) {
     const { shape, values } = flattenNested(fn, x as NestedArray);
+    if (dtype) checkIntegerRange(fn, arg, values, dtype);
     return arrayFromValues(values, shape, dtype ?? inferDtype(values));
   }
   throw new TypeError(`${fn}: ${arg} must be an Array, a number, a boolean, nested arrays of numbers or a TypedArray, got ${show(x)}`);

@@ -101,8 +101,10 @@ export function arange(start: number, stop?: number | null, step?: number | null
   const dtype = dtypeOption('jnp.arange', options.dtype) ?? ([lo, hi, st].every(Number.isInteger) ? 'int32' : 'float32');
   const n = Math.max(0, Math.ceil((hi - lo) / st));
   if (isInteger(dtype) && [lo, st].every(Number.isInteger)) {
-    const i = lax.iota(dtype, n);
-    return lo === 0 && st === 1 ? i : lax.add(lax.mul(i, st), lo);
+    if (lo === 0 && st === 1) return lax.iota(dtype, n);
+    // a negative step or start may not fit an unsigned dtype: count in int32 (or uint32 for large starts), then convert
+    const work = lo >= 0 && st > 0 && dtype === 'uint32' ? 'uint32' : 'int32';
+    return lax.convertElementType(lax.add(lax.mul(lax.iota(work, n), st), lo), dtype);
   }
   const work = isFloating(dtype) && dtype !== 'float64' ? 'float32' : dtype === 'float64' ? 'float64' : 'float32';
   const values = lax.add(lax.mul(lax.iota(work, n), st), lo);

@@ -64,36 +64,58 @@ export function trueDivide(x: ArrayLike, y: ArrayLike): Array {
 }
 export const divide = trueDivide;
 
-/** Python's floor division: rounds toward -inf; for ints, -7 // 2 == -4. */
-export function floorDivide(x: ArrayLike, y: ArrayLike): Array {
-  const [a, b] = ufuncOperands('jnp.floorDivide', x, y);
-  if (a!.dtype === 'bool') throw new TypeError('jnp.floorDivide: boolean operands are not supported');
-  if (isFloating(a!.dtype)) return lax.floor(lax.div(a!, b!));
-  if (isUnsigned(a!.dtype)) return lax.div(a!, b!);
-  // truncated quotient, minus one where the signs differ and the division is inexact
-  const q = lax.div(a!, b!);
-  const inexact = lax.ne(lax.rem(a!, b!), lax.convertWeak(asArray('jnp.floorDivide', 0, 'x'), a!.dtype, false));
-  const signsDiffer = lax.ne(lax.lt(a!, 0), lax.lt(b!, 0));
-  return lax.select(lax.bitwiseAnd(inexact, signsDiffer), lax.sub(q, 1), q);
+/** Promotes like ufuncOperands, then bool becomes int32 (JAX's promote_args_numeric). */
+function numericOperands(fn: string, x: ArrayLike, y: ArrayLike): [Array, Array] {
+  const [a, b] = ufuncOperands(fn, x, y) as [Array, Array];
+  if (a.dtype !== 'bool') return [a, b];
+  return [lax.convertWeak(a, 'int32', a.weakType), lax.convertWeak(b, 'int32', b.weakType)];
 }
 
-/** Python's modulo: the result has the sign of the divisor. */
+/**
+ * Python's floor division: rounds toward -inf; for ints, -7 // 2 == -4. As in
+ * JAX, integer x // 0 is XLA's x / 0 (-1, or the maximum unsigned) minus one
+ * when x != 0, and float x // 0 is NaN.
+ */
+export function floorDivide(x: ArrayLike, y: ArrayLike): Array {
+  const [a, b] = numericOperands('jnp.floorDivide', x, y);
+  if (isFloating(a.dtype)) {
+    // CPython's float_divmod (as jnp does): exact for quotients that floor(a / b) would round wrongly
+    const m = lax.rem(a, b);
+    const div = lax.div(lax.sub(a, m), b);
+    const fix = lax.bitwiseAnd(lax.ne(m, 0), lax.ne(lax.sign(b), lax.sign(m)));
+    return lax.round(lax.select(fix, lax.sub(div, 1), div));
+  }
+  if (isUnsigned(a.dtype)) return lax.div(a, b);
+  // truncated quotient, minus one where the signs differ and the division is inexact
+  const q = lax.div(a, b);
+  const fix = lax.bitwiseAnd(lax.ne(lax.sign(a), lax.sign(b)), lax.ne(lax.rem(a, b), 0));
+  return lax.select(fix, lax.sub(q, 1), q);
+}
+
+/** Python's modulo: the result has the sign of the divisor; integer x % 0 is 0, as in NumPy and JAX. */
 export function mod(x: ArrayLike, y: ArrayLike): Array {
-  const [a, b] = ufuncOperands('jnp.mod', x, y);
-  if (a!.dtype === 'bool') throw new TypeError('jnp.mod: boolean operands are not supported');
-  const r = lax.rem(a!, b!);
-  if (isUnsigned(a!.dtype)) return r;
-  const zero = lax.convertWeak(asArray('jnp.mod', 0), a!.dtype, false);
-  const fix = lax.bitwiseAnd(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(b!, zero)));
-  return lax.select(fix, lax.add(r, b!), r);
+  const [a, bRaw] = numericOperands('jnp.mod', x, y);
+  // integer divisors of 0 become 1 (b + (b == 0)), so x % 0 == 0
+  const b = isFloating(a.dtype) ? bRaw : lax.add(bRaw, lax.convertWeak(lax.eq(bRaw, 0), bRaw.dtype, bRaw.weakType));
+  const r = lax.rem(a, b);
+  if (isUnsigned(a.dtype)) return r;
+  const fix = lax.bitwiseAnd(lax.ne(r, 0), lax.ne(lax.lt(r, 0), lax.lt(b, 0)));
+  return lax.select(fix, lax.add(r, b), r);
 }
 export const remainder = mod;
 
 export function power(x: ArrayLike, y: ArrayLike): Array {
-  const [a, b] = ufuncOperands('jnp.power', x, y);
+  if (typeof y === 'number' && Number.isInteger(y)) {
+    // a JS integer exponent: binary powering in x's own dtype (JAX's integer_pow path for concrete ints)
+    let base = asArray('jnp.power', x);
+    if (base.dtype === 'bool') base = lax.convertWeak(base, 'int32', base.weakType);
+    if (y < 0 && !isFloating(base.dtype)) {
+      throw new ValueError(`jnp.power: integers to negative integer powers are not allowed, got ${base.dtype} ** ${y}`);
+    }
+    return lax.integerPow(base, y);
+  }
+  const [a, b] = numericOperands('jnp.power', x, y);
   if (isFloating(a!.dtype)) return lax.pow(a!, b!);
-  if (a!.dtype === 'bool') throw new TypeError('jnp.power: boolean operands are not supported');
-  if (typeof y === 'number' && Number.isInteger(y) && y >= 0) return lax.integerPow(a!, y);
   // JAX's _pow_int_int: binary exponentiation over the exponent's low 6 bits, shifting it as unsigned.
   const unsigned = ({ int8: 'uint8', int16: 'uint16', int32: 'uint32' } as const)[a!.dtype as 'int8'] ?? a!.dtype;
   let e = lax.convertElementType(b!, unsigned);
@@ -126,19 +148,18 @@ export const absolute = abs;
 
 export function sign(x: ArrayLike): Array {
   const a = asArray('jnp.sign', x);
-  if (a.dtype === 'bool') return a;
+  if (a.dtype === 'bool') throw new TypeError('jnp.sign: boolean operands are not supported (as in JAX); cast with .astype');
   return lax.sign(a);
 }
 
 export function square(x: ArrayLike): Array {
   const a = asArray('jnp.square', x);
-  if (a.dtype === 'bool') throw new TypeError('jnp.square: boolean operands are not supported');
-  return lax.square(a);
+  return lax.square(a.dtype === 'bool' ? lax.convertWeak(a, 'int32', a.weakType) : a);
 }
 
 export function reciprocal(x: ArrayLike): Array {
   const [a] = promoteInexact('jnp.reciprocal', x);
-  return lax.div(lax.add(lax.mul(a!, 0), 1), a!);
+  return lax.integerPow(a!, -1); // as jnp: 1 / x, with 1 / inf = 0
 }
 
 function roundingFn(name: string, op: (x: Array) => Array) {

@@ -5,11 +5,18 @@ import { disposeIntermediates } from '../core/memory.js';
 import * as lax from '../lax/ops.js';
 import * as creation from './creation.js';
 import * as elementwise from './elementwise.js';
+import * as indexing from './indexing.js';
+import * as linalg from './linalg.js';
 import * as manipulation from './manipulation.js';
+import * as reductions from './reductions.js';
 
 export * from './creation.js';
 export * from './elementwise.js';
 export * from './manipulation.js';
+export * from './reductions.js';
+export * from './linalg.js';
+export * from './indexing.js';
+export * from './testing.js';
 export { Array };
 
 export const bool = 'bool' as const;
@@ -29,10 +36,6 @@ export const e = Math.E;
 export const inf = Infinity;
 export const nan = NaN;
 
-const notYet = (name: string) => (): never => {
-  throw new Error(`jnp.${name} is not available yet`);
-};
-
 registerArrayMethods(disposeIntermediates({
   add: elementwise.add,
   subtract: elementwise.subtract,
@@ -40,16 +43,16 @@ registerArrayMethods(disposeIntermediates({
   divide: elementwise.divide,
   power: elementwise.power,
   negative: elementwise.negative,
-  matmul: notYet('matmul'),
-  sum: notYet('sum'),
-  mean: notYet('mean'),
-  max: notYet('max'),
-  min: notYet('min'),
-  argmax: notYet('argmax'),
+  matmul: (x, y) => linalg.matmul(x, y),
+  sum: (x, options) => reductions.sum(x, options as never),
+  mean: (x, options) => reductions.mean(x, options as never),
+  max: (x, options) => reductions.max(x, options as never),
+  min: (x, options) => reductions.min(x, options as never),
+  argmax: (x, options) => reductions.argmax(x, options as never),
   reshape: (x, shape) => manipulation.reshape(x, shape),
   transpose: (x, axes) => manipulation.transpose(x, axes),
   astype: (x, dtype) => lax.convertElementType(x, dtype),
-  index: notYet('index'),
-  at: notYet('at'),
+  index: (x, items) => indexing.index(x, items),
+  at: (x, items) => indexing.at(x, items),
 }));
 void creation;

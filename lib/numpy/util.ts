@@ -36,7 +36,8 @@ function argName(i: number, n: number): string {
 }
 
 function castTo(fn: string, x: unknown, t: TypeInfo, arg: string): Array {
-  if (x instanceof Array) return lax.convertWeak(x, t.dtype, t.weak && x.weakType);
+  // every operand takes the result's weak flag (JAX's promote_dtypes): int32 array + 2.5 is weak float32
+  if (x instanceof Array) return lax.convertWeak(x, t.dtype, t.weak);
   const a = toArray(fn, x, arg, t.dtype);
   return a.weakType === t.weak ? a : lax.convertWeak(a, t.dtype, t.weak);
 }

@@ -122,6 +122,7 @@ function convert(x: string, from: DType, to: DType): string {
   if (from === to) return x;
   if (to === 'bool') return `(uint8_t)(${x} != 0)`;
   const target = computeType(to);
+  if (from === 'float64' && to === 'float16') return `jx_h2f(jx_f2h(jx_d2f_odd(${x})))`;
   if (isFloating(to)) return `(${target})(${x})`;
   if (isFloating(from)) return `jx_fcast_${INT_SUFFIX[to]}((double)(${x}))`;
   return `(${target})(${x})`;

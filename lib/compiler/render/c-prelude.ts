@@ -35,6 +35,15 @@ static inline uint16_t jx_f2h(float f) {
   if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) half += 1;
   return (uint16_t)(sign | half);
 }
+/* double → float rounding to odd: a later rounding to float16 then rounds once, as XLA's f64→f16 convert does */
+static inline float jx_d2f_odd(double d) {
+  float f = (float)d;
+  if ((double)f != d && isfinite(f)) {
+    uint32_t b; memcpy(&b, &f, 4);
+    if (!(b & 1u)) { b = fabs((double)f) < fabs(d) ? b + 1u : b - 1u; memcpy(&f, &b, 4); }
+  }
+  return f;
+}
 static inline float jx_bf2f(uint16_t b) { uint32_t bits = (uint32_t)b << 16; float f; memcpy(&f, &bits, 4); return f; }
 static inline uint16_t jx_f2bf(float f) {
   uint32_t x; memcpy(&x, &f, 4);

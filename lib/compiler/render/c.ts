@@ -129,7 +129,7 @@ interface ReduceParts {
 function reduceParts(op: ReduceKernel['op'], d: DType, out: DType): ReduceParts {
   const floating = isFloating(d);
   const acc = floating ? 'double' : op === 'sum' || op === 'prod' ? 'uint64_t' : computeType(d);
-  const store = (v: string) => storeValue(out, `(${computeType(out)})(${v})`);
+  const store = (v: string) => (out === 'bool' ? `(uint8_t)((${v}) != 0)` : storeValue(out, `(${computeType(out)})(${v})`));
   switch (op) {
     case 'sum': return { acc, init: '0', combine: (a, v) => `${a} += (${acc})${v};`, merge: (a, o) => `${a} += ${o};`, finish: store };
     case 'prod': return { acc, init: '1', combine: (a, v) => `${a} *= (${acc})${v};`, merge: (a, o) => `${a} *= ${o};`, finish: store };
@@ -294,7 +294,8 @@ function dot(k: DotKernel, name: string): string {
   const ti = storageType(k.inputDtype);
   const to = storageType(k.outputDtype);
   const load = (ref: string) => `(${acc})${loadValue(k.inputDtype, ref)}`;
-  const result = floating ? `(${computeType(k.outputDtype)})row[j]` : `(${computeType(k.outputDtype)})row[j]`;
+  // bool: any nonzero sum is true (casting the sum to uint8_t first would wrap 256 to false)
+  const result = k.outputDtype === 'bool' ? 'row[j]' : `(${computeType(k.outputDtype)})row[j]`;
   return `void ${name}(void **buffers, const int64_t *params) {
   const int64_t B = params[0], M = params[1], N = params[2], K = params[3];
   const int64_t lsb = params[4], lsm = params[5], lsk = params[6], rsb = params[7], rsk = params[8], rsn = params[9];
@@ -474,16 +475,29 @@ function gather(k: GatherKernel, name: string): string {
 }`;
 }
 
+/** The statement combining updates[u] into out[dst]: integers wrap, floats follow the elementwise ops (max/min propagate NaN). */
+function scatterWrite(k: ScatterKernel, c: string): string {
+  if (k.combine === 'replace') return 'out[dst] = updates[u];';
+  const old = loadValue(k.dtype, 'out[dst]');
+  const up = loadValue(k.dtype, 'updates[u]');
+  if (isFloating(k.dtype)) {
+    const s = k.dtype === 'float64' ? 'd' : 'f';
+    const value = { add: `${old} + ${up}`, mul: `${old} * ${up}`, max: `jx_max${s}(${old}, ${up})`, min: `jx_min${s}(${old}, ${up})` }[k.combine];
+    return `out[dst] = ${storeValue(k.dtype, `(${c})(${value})`)};`;
+  }
+  switch (k.combine) {
+    case 'add': return `out[dst] = (${c})((uint64_t)out[dst] + (uint64_t)updates[u]);`;
+    case 'mul': return `out[dst] = (${c})((uint64_t)out[dst] * (uint64_t)updates[u]);`;
+    case 'max': return 'if (updates[u] > out[dst]) out[dst] = updates[u];';
+    case 'min': return 'if (updates[u] < out[dst]) out[dst] = updates[u];';
+  }
+}
+
 function scatter(k: ScatterKernel, name: string): string {
   const t = storageType(k.dtype);
   const ti = storageType(k.indexDtype);
   const c = computeType(k.dtype);
-  const write =
-    k.combine === 'replace'
-      ? 'out[dst] = updates[u];'
-      : isFloating(k.dtype)
-        ? `out[dst] = ${storeValue(k.dtype, `(${c})(${loadValue(k.dtype, 'out[dst]')} + ${loadValue(k.dtype, 'updates[u]')})`)};`
-        : `out[dst] = (${c})((uint64_t)out[dst] + (uint64_t)updates[u]);`;
+  const write = scatterWrite(k, c);
   // Sequential in update order, so repeated indices resolve like XLA on one thread (last write wins).
   return `void ${name}(void **buffers, const int64_t *params) {
   const int op_rank = (int)params[0], up_rank = (int)params[1], vec = (int)params[2];
