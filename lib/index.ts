@@ -17,3 +17,6 @@ export { promoteTypes, resultType } from './core/dtype.js';
 export { ValueError, ResourceExhaustedError } from './core/errors.js';
 export { tidy, keep, liveArrayCount } from './core/memory.js';
 export { Device, devices, defaultBackend, environmentInfo } from './runtime/device.js';
+export { makeJaxpr } from './trace/jaxpr-trace.js';
+export { jit } from './transforms/jit.js';
+export { ClosedJaxpr, Jaxpr } from './trace/jaxpr.js';

@@ -8,6 +8,7 @@ import { defaultDevice } from '../runtime/device.js';
 import { type DType, itemsize } from './dtype.js';
 import { formatArray } from './format.js';
 import { type NestedArray, type UserTypedArray, nest, unpackValues } from './host.js';
+import { ConcretizationTypeError } from './errors.js';
 import { Storage, trackArray, untrackArray } from './memory.js';
 import type { ShapedArray } from './primitives.js';
 import { sizeOf } from './shape.js';
@@ -79,13 +80,21 @@ export class Array {
   #token = {};
   #disposedBy: string | null = null;
 
-  /** Internal: wraps a storage reference this Array now owns. Use jnp.array to make arrays. */
-  constructor(storage: Storage, shape: readonly number[], dtype: DType, weakType = false) {
+  /**
+   * Internal: wraps a storage reference this Array now owns; `null` makes an
+   * abstract array (a Tracer, lib/trace). Use jnp.array to make arrays.
+   */
+  constructor(storage: Storage | null, shape: readonly number[], dtype: DType, weakType = false) {
     this.#storage = storage;
     this.shape = Object.freeze([...shape]);
     this.dtype = dtype;
     this.weakType = weakType;
-    trackArray(this, storage, this.#token);
+    if (storage) trackArray(this, storage, this.#token);
+  }
+
+  /** True for tracers: abstract values inside jit/grad/vmap, which have no data. */
+  get isTracer(): boolean {
+    return false;
   }
 
   get ndim(): number {
@@ -104,12 +113,18 @@ export class Array {
     return defaultDevice();
   }
   get isDisposed(): boolean {
-    return this.#storage === null;
+    return this.#storage === null && !this.isTracer;
   }
 
   /** Internal: the storage, checked for use after dispose. `fn` names the caller in the error. */
   storage(fn = 'Array'): Storage {
     if (this.#storage === null) {
+      if (this.isTracer) {
+        throw new ConcretizationTypeError(
+          `${fn}: a traced array ${this.dtype}[${this.shape.join(',')}] has no value here: inside jit/grad/vmap only its shape and dtype are known ` +
+            `(use lax control flow instead of JS branches on array values, or mark the argument static)`,
+        );
+      }
       throw new ReferenceError(
         `${fn}: this Array (${this.dtype}[${this.shape.join(',')}]) was ${this.#disposedBy ?? 'disposed'} and can no longer be used`,
       );

@@ -4,6 +4,7 @@
 // Tracing replaces the interpreter that bind dispatches to; the API layers
 // above only ever call bind.
 import { lowerPrimitive } from '../compiler/lower.js';
+import { findTopMain, fullRaise } from '../trace/core.js';
 import { defaultDevice } from '../runtime/device.js';
 import { Array } from './array.js';
 import { type DType } from './dtype.js';
@@ -40,11 +41,15 @@ export function setInterpreter(next: Interpreter): Interpreter {
 }
 
 export function bind<P extends Primitive>(prim: P, inputs: Array[], params: PrimitiveParams[P]): Array[] {
-  return interpreter.apply(prim, inputs, params);
+  const main = findTopMain(inputs);
+  if (!main) return interpreter.apply(prim, inputs, params);
+  const trace = main.trace();
+  const tracers = inputs.map((x) => fullRaise(trace, x));
+  return trace.processPrimitive(prim, tracers, params).map((t) => t.fullLower());
 }
 
 export function bind1<P extends Primitive>(prim: P, inputs: Array[], params: PrimitiveParams[P]): Array {
-  return interpreter.apply(prim, inputs, params)[0]!;
+  return bind(prim, inputs, params)[0]!;
 }
 
 /** A new array holding `values` (already validated), on the default device. */

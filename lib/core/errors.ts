@@ -51,3 +51,8 @@ export function checkOptions(fn: string, options: unknown, allowed: readonly str
     }
   }
 }
+
+/** A traced (abstract) array was used where a concrete value is needed (JAX's ConcretizationTypeError). */
+export class ConcretizationTypeError extends Error {
+  override name = 'ConcretizationTypeError';
+}

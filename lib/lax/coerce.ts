@@ -32,7 +32,7 @@ function checkIntegerRange(fn: string, arg: string, values: readonly (number | b
 /** Converts any ArrayLike to an Array. `fn`/`arg` name the caller for errors. */
 export function toArray(fn: string, x: unknown, arg = 'x', dtype?: DType): Array {
   if (x instanceof Array) {
-    x.storage(fn);
+    if (!x.isTracer) x.storage(fn);
     return x;
   }
   if (typeof x === 'number') {

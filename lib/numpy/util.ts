@@ -55,9 +55,15 @@ export function broadcastToShape(x: Array, shape: readonly number[]): Array {
   return lax.broadcastInDim(x, [...shape], x.shape.map((_, i) => i + offset));
 }
 
-/** promote then broadcast: the operands of a NumPy binary ufunc. */
+/**
+ * promote then broadcast: the operands of a NumPy binary ufunc. Rank-0
+ * operands stay scalars (binary primitives broadcast them, like JAX's scalar
+ * literals), so `x * 2` needs no broadcast.
+ */
 export function ufuncOperands(fn: string, ...xs: unknown[]): Array[] {
-  return broadcastAll(fn, ...promote(fn, ...xs));
+  const arrays = promote(fn, ...xs);
+  const shape = broadcastShapes(fn, ...arrays.map((x) => x.shape));
+  return arrays.map((x) => (x.ndim === 0 ? x : broadcastToShape(x, shape)));
 }
 
 export function asArray(fn: string, x: unknown, arg = 'x'): Array {

@@ -1,0 +1,153 @@
+// The jaxpr IR: typed SSA over primitives (constvars, invars, equations,
+// outputs), its JAX-style printer, and an evaluator that re-binds every
+// equation (so evaluating a jaxpr under a transformation transforms it).
+import { Array } from '../core/array.js';
+import { arrayFromValues, bind } from '../core/bind.js';
+import type { DType } from '../core/dtype.js';
+import type { Primitive, PrimitiveParams, ShapedArray } from '../core/primitives.js';
+
+export class Var {
+  constructor(readonly aval: ShapedArray) {}
+}
+
+/** A scalar constant written inline in a jaxpr (`2.0:f32[]`). */
+export class Literal {
+  constructor(
+    readonly value: number,
+    readonly aval: ShapedArray,
+  ) {}
+}
+
+export type Atom = Var | Literal;
+
+export interface JaxprEqn<P extends Primitive = Primitive> {
+  primitive: P;
+  inputs: Atom[];
+  params: PrimitiveParams[P];
+  outVars: Var[];
+}
+
+export class Jaxpr {
+  constructor(
+    readonly constVars: Var[],
+    readonly inVars: Var[],
+    readonly eqns: JaxprEqn[],
+    readonly outs: Atom[],
+  ) {}
+
+  toString(): string {
+    return printJaxpr(this);
+  }
+}
+
+/** A jaxpr with the values of its constvars. */
+export class ClosedJaxpr {
+  constructor(
+    readonly jaxpr: Jaxpr,
+    readonly consts: Array[],
+  ) {}
+  get inAvals(): ShapedArray[] {
+    return this.jaxpr.inVars.map((v) => v.aval);
+  }
+  get outAvals(): ShapedArray[] {
+    return this.jaxpr.outs.map((v) => v.aval);
+  }
+  toString(): string {
+    return printJaxpr(this.jaxpr);
+  }
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return this.toString();
+  }
+}
+
+const SHORT: Record<DType, string> = {
+  bool: 'bool', int8: 'i8', int16: 'i16', int32: 'i32', uint8: 'u8', uint16: 'u16', uint32: 'u32',
+  float16: 'f16', bfloat16: 'bf16', float32: 'f32', float64: 'f64',
+};
+
+export function avalString(a: ShapedArray): string {
+  return `${SHORT[a.dtype]}[${a.shape.join(',')}]`;
+}
+
+function varName(i: number): string {
+  let s = '';
+  let n = i;
+  do {
+    s = String.fromCharCode(97 + (n % 26)) + s;
+    n = Math.floor(n / 26) - 1;
+  } while (n >= 0);
+  return s;
+}
+
+function snake(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+function paramString(value: unknown): string {
+  if (globalThis.Array.isArray(value)) return `(${value.map(paramString).join(', ')}${value.length === 1 ? ',' : ''})`;
+  if (value instanceof ClosedJaxpr || value instanceof Jaxpr) return `{ ${printJaxpr(value instanceof ClosedJaxpr ? value.jaxpr : value).replace(/\n/g, '\n  ')} }`;
+  if (value === null || value === undefined) return 'None';
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  if (typeof value === 'object') {
+    return `(${Object.entries(value as object).map(([k, v]) => `${snake(k)}=${paramString(v)}`).join(', ')})`;
+  }
+  return String(value);
+}
+
+export function literalString(l: Literal): string {
+  const d = l.aval.dtype;
+  let v: string;
+  if (d === 'bool') v = l.value ? 'True' : 'False';
+  else if (d.startsWith('float') || d === 'bfloat16') v = Number.isInteger(l.value) ? `${l.value}.0` : String(l.value);
+  else v = String(l.value);
+  return `${v}:${avalString(l.aval)}`;
+}
+
+export function printJaxpr(jaxpr: Jaxpr): string {
+  const names = new Map<Var, string>();
+  const name = (v: Var) => {
+    let n = names.get(v);
+    if (!n) {
+      n = varName(names.size);
+      names.set(v, n);
+    }
+    return n;
+  };
+  const atom = (a: Atom) => (a instanceof Literal ? literalString(a) : name(a));
+  const binder = (v: Var) => `${name(v)}:${avalString(v.aval)}`;
+  const consts = jaxpr.constVars.map(binder).join(' ');
+  const ins = jaxpr.inVars.map(binder).join(' ');
+  const lines = jaxpr.eqns.map((e) => {
+    const params = Object.entries(e.params as object);
+    const p = params.length ? `[${params.map(([k, v]) => `${snake(k)}=${paramString(v)}`).join(' ')}]` : '';
+    return `    ${e.outVars.map(binder).join(' ')} = ${e.primitive}${p} ${e.inputs.map(atom).join(' ')}`;
+  });
+  const outs = jaxpr.outs.map(atom);
+  return `{ lambda ${consts}${consts ? '' : ''}; ${ins}. let\n${lines.join('\n')}${lines.length ? '\n' : ''}  in (${outs.join(', ')}${outs.length === 1 ? ',' : ''}) }`;
+}
+
+/** The value of a literal, as a new scalar Array. */
+export function literalArray(l: Literal): Array {
+  return arrayFromValues([l.value], [], l.aval.dtype, l.aval.weakType);
+}
+
+/**
+ * Evaluates a jaxpr by binding each equation: concretely when the arguments
+ * are concrete, and under whatever transformation traces them otherwise.
+ */
+export function evalJaxpr(jaxpr: Jaxpr, consts: readonly Array[], args: readonly Array[]): Array[] {
+  const env = new Map<Var, Array>();
+  const read = (a: Atom): Array => {
+    if (a instanceof Literal) return literalArray(a);
+    const v = env.get(a);
+    if (!v) throw new Error('evalJaxpr: a variable is read before it is defined (malformed jaxpr)');
+    return v;
+  };
+  jaxpr.constVars.forEach((v, i) => env.set(v, consts[i]!));
+  jaxpr.inVars.forEach((v, i) => env.set(v, args[i]!));
+  for (const e of jaxpr.eqns) {
+    const outs = bind(e.primitive, e.inputs.map(read), e.params);
+    e.outVars.forEach((v, i) => env.set(v, outs[i]!));
+  }
+  return jaxpr.outs.map(read);
+}
