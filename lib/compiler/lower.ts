@@ -129,9 +129,10 @@ function reduceLaunch(op: ReduceOp, x: ShapedArray, out: ShapedArray, axes: numb
   const innerAxes = [...axes].sort((a, b) => a - b);
   const outer = collapseAxes(outerAxes.map((a) => x.shape[a]!), [outerAxes.map((a) => strides[a]!)]);
   const inner = collapseAxes(innerAxes.map((a) => x.shape[a]!), [innerAxes.map((a) => strides[a]!)]);
-  const innerShape = inner.shape.length ? inner.shape : [1];
-  const innerStrides = inner.shape.length ? inner.views[0]! : [0];
   const nInner = sizeOf(innerAxes.map((a) => x.shape[a]!));
+  // an empty inner space is one axis of size 0: the kernel's multi-axis walk would divide by the zero size
+  const innerShape = nInner === 0 ? [0] : inner.shape.length ? inner.shape : [1];
+  const innerStrides = nInner === 0 || !inner.shape.length ? [0] : inner.views[0]!;
   const params = [
     sizeOf(out.shape), nInner,
     outer.shape.length, ...outer.shape, ...(outer.views[0] ?? []),
@@ -189,6 +190,7 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   },
   reshape: alias,
   squeeze: alias,
+  stop_gradient: alias,
   copy: elementwiseRule('copy'),
   transpose: (ins, outs, { permutation }) => {
     const strides = stridesOf(ins[0]!.shape);

@@ -3,7 +3,7 @@
 // scalars, nested arrays and TypedArrays strong arrays.
 import { Array, type ArrayLike } from '../core/array.js';
 import { arrayFromValues } from '../core/bind.js';
-import { type DType, checkDType, integerRange, isInt32, isInteger, scalarType } from '../core/dtype.js';
+import { type DType, castToInteger, checkDType, integerRange, isFloating, isInt32, isInteger, scalarType } from '../core/dtype.js';
 import { ValueError, show } from '../core/errors.js';
 import { type NestedArray, dtypeOfTypedArray, flattenNested } from '../core/host.js';
 
@@ -13,7 +13,8 @@ export function isArrayLike(x: unknown): x is ArrayLike {
 
 /** The dtype JAX would give nested JS data: bool if all booleans, int32 if all integers, else float32. */
 export function inferDtype(values: readonly (number | boolean)[]): DType {
-  if (values.length > 0 && values.every((v) => typeof v === 'boolean')) return 'bool';
+  if (values.length === 0) return 'float32'; // jnp.array([]) is float32, as in JAX
+  if (values.every((v) => typeof v === 'boolean')) return 'bool';
   if (values.every((v) => typeof v === 'boolean' || isInt32(v))) return 'int32';
   return 'float32';
 }
@@ -44,7 +45,9 @@ export function toArray(fn: string, x: unknown, arg = 'x', dtype?: DType): Array
   if (ArrayBuffer.isView(x)) {
     const inferred = dtypeOfTypedArray(x);
     if (!inferred) throw new TypeError(`${fn}: ${arg} is a ${x.constructor.name}, which jaxon cannot read`);
-    const values = x as unknown as { length: number; [i: number]: number };
+    let values = x as unknown as { length: number; [i: number]: number };
+    // float data into an integer dtype saturates, like a convert on the device (not wrapping like -300.0 → int8 -44)
+    if (dtype && isFloating(inferred) && isInteger(dtype)) values = globalThis.Array.from(values as unknown as Iterable<number>, (v) => castToInteger(v, dtype));
     return arrayFromValues(values, [values.length], dtype ?? inferred);
   }
   if (globalThis.Array.isArray(x)) {

@@ -34,28 +34,34 @@ export function asarray(data: ArrayLike, options: DtypeOptions = {}): Array {
 
 export function full(shape: number | number[], fillValue: ArrayLike, options: DtypeOptions = {}): Array {
   checkOptions('jnp.full', options, ['dtype']);
-  const s = checkShape('jnp.full', shape);
-  const dtype = dtypeOption('jnp.full', options.dtype);
-  const value = toArray('jnp.full', fillValue, 'fillValue', fillValue instanceof Array ? undefined : dtype);
+  return fill('jnp.full', shape, fillValue, dtypeOption('jnp.full', options.dtype));
+}
+
+/** full's body; `fn` names the public function in errors. */
+function fill(fn: string, shape: unknown, fillValue: ArrayLike, dtype: DType | undefined): Array {
+  const s = checkShape(fn, shape);
+  const value = toArray(fn, fillValue, 'fillValue', fillValue instanceof Array ? undefined : dtype);
   const v = dtype ? lax.convertElementType(value, dtype) : lax.convertWeak(value, value.dtype, false);
-  if (v.ndim > s.length) throw new ValueError(`jnp.full: fillValue of shape ${show(v.shape)} cannot be broadcast to ${show(s)}`);
-  return lax.broadcastInDim(v.ndim === 0 ? v : v, s, v.shape.map((_, i) => i + s.length - v.ndim));
+  if (v.ndim > s.length || v.shape.some((d, i) => d !== 1 && d !== s[i + s.length - v.ndim])) {
+    throw new ValueError(`${fn}: fillValue of shape ${show(v.shape)} cannot be broadcast to ${show(s)}`);
+  }
+  return lax.broadcastInDim(v, s, v.shape.map((_, i) => i + s.length - v.ndim));
 }
 
 export function zeros(shape: number | number[], options: DtypeOptions = {}): Array {
   checkOptions('jnp.zeros', options, ['dtype']);
-  return full(shape, 0, { dtype: dtypeOption('jnp.zeros', options.dtype) ?? 'float32' });
+  return fill('jnp.zeros', shape, 0, dtypeOption('jnp.zeros', options.dtype) ?? 'float32');
 }
 
 export function ones(shape: number | number[], options: DtypeOptions = {}): Array {
   checkOptions('jnp.ones', options, ['dtype']);
-  return full(shape, 1, { dtype: dtypeOption('jnp.ones', options.dtype) ?? 'float32' });
+  return fill('jnp.ones', shape, 1, dtypeOption('jnp.ones', options.dtype) ?? 'float32');
 }
 
 /** jnp.empty: JAX has no uninitialized memory; like JAX, returns zeros. */
 export function empty(shape: number | number[], options: DtypeOptions = {}): Array {
   checkOptions('jnp.empty', options, ['dtype']);
-  return zeros(shape, options);
+  return fill('jnp.empty', shape, 0, dtypeOption('jnp.empty', options.dtype) ?? 'float32');
 }
 
 function likeOptions(fn: string, x: ArrayLike, options: DtypeOptions & { shape?: number | number[] }): { shape: number[]; dtype: DType } {
@@ -66,17 +72,17 @@ function likeOptions(fn: string, x: ArrayLike, options: DtypeOptions & { shape?:
 
 export function zerosLike(x: ArrayLike, options: DtypeOptions & { shape?: number | number[] } = {}): Array {
   const o = likeOptions('jnp.zerosLike', x, options);
-  return full(o.shape, 0, { dtype: o.dtype });
+  return fill('jnp.zerosLike', o.shape, 0, o.dtype);
 }
 
 export function onesLike(x: ArrayLike, options: DtypeOptions & { shape?: number | number[] } = {}): Array {
   const o = likeOptions('jnp.onesLike', x, options);
-  return full(o.shape, 1, { dtype: o.dtype });
+  return fill('jnp.onesLike', o.shape, 1, o.dtype);
 }
 
 export function fullLike(x: ArrayLike, fillValue: ArrayLike, options: DtypeOptions & { shape?: number | number[] } = {}): Array {
   const o = likeOptions('jnp.fullLike', x, options);
-  return full(o.shape, fillValue, { dtype: o.dtype });
+  return fill('jnp.fullLike', o.shape, fillValue, o.dtype);
 }
 
 function checkNumber(fn: string, value: unknown, arg: string): number {
@@ -117,6 +123,9 @@ export function linspace(start: number, stop: number, num = 50, options: DtypeOp
   const lo = checkNumber('jnp.linspace', start, 'start');
   const hi = checkNumber('jnp.linspace', stop, 'stop');
   if (!Number.isInteger(num) || num < 0) throw new ValueError(`jnp.linspace: num must be a non-negative integer, got ${show(num)}`);
+  if (options.endpoint !== undefined && typeof options.endpoint !== 'boolean') {
+    throw new TypeError(`jnp.linspace: endpoint must be a boolean, got ${show(options.endpoint)}`);
+  }
   const endpoint = options.endpoint ?? true;
   const dtype = dtypeOption('jnp.linspace', options.dtype) ?? 'float32';
   const div = endpoint ? num - 1 : num;
@@ -144,7 +153,8 @@ export function eye(n: number, m?: number | null, options: DtypeOptions & { k?: 
 
 export function identity(n: number, options: DtypeOptions = {}): Array {
   checkOptions('jnp.identity', options, ['dtype']);
-  return eye(n, n, options);
+  const size = checkShape('jnp.identity', [n], 'n')[0]!;
+  return eye(size, size, { dtype: dtypeOption('jnp.identity', options.dtype) });
 }
 
 /** jnp.tri(n, m = n, k = 0): ones at and below the k-th diagonal. */

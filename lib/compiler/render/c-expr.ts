@@ -98,8 +98,9 @@ export class ExprRenderer {
         const cases = e.cases.map((c) => this.render(c));
         if (cases.length === 1) return cases[0]!;
         if (e.predicate.dtype === 'bool') return `(${p} ? ${cases[1]} : ${cases[0]})`;
+        // out-of-range predicates clamp to the first or last case, as the reference interpreter defines
         let out = cases[cases.length - 1]!;
-        for (let i = cases.length - 2; i >= 0; i--) out = `(${p} == ${i} ? ${cases[i]} : ${out})`;
+        for (let i = cases.length - 2; i >= 0; i--) out = `(${p} ${i === 0 ? '<=' : '=='} ${i} ? ${cases[i]} : ${out})`;
         return out;
       }
       case 'clamp': {
@@ -108,7 +109,8 @@ export class ExprRenderer {
           const s = e.dtype === 'float64' ? 'd' : 'f';
           return `jx_min${s}(jx_max${s}(${x}, ${lo}), ${hi})`;
         }
-        return `(${x} < ${lo} ? ${lo} : (${x} > ${hi} ? ${hi} : ${x}))`;
+        // min(max(x, lo), hi), so hi wins when lo > hi (XLA's clamp)
+        return `(${x} > ${hi} || ${lo} > ${hi} ? ${hi} : (${x} < ${lo} ? ${lo} : ${x}))`;
       }
     }
   }
@@ -160,8 +162,11 @@ function unary(name: string, x: string, d: DType, param: number[]): string {
       if (floating) return d === 'float64' ? `jx_ipowd(${x}, ${y})` : `jx_ipowf(${x}, ${y})`;
       return `jx_ipow_${INT_SUFFIX[d]}(${x}, ${y})`;
     }
-    case 'reduce_precision':
-      return d === 'float64' ? `jx_reduce_precisiond(${x}, ${param[0]}, ${param[1]})` : `jx_reduce_precisionf(${x}, ${param[0]}, ${param[1]})`;
+    case 'reduce_precision': {
+      // each dtype rounds in its own format (float16 has fewer exponent bits than float32, and keeps its subnormals)
+      const fn = d === 'float64' ? 'jx_reduce_precisiond' : d === 'float16' ? 'jx_reduce_precision_f16' : 'jx_reduce_precisionf';
+      return `${fn}(${x}, ${param[0]}, ${param[1]})`;
+    }
     case 'copy': return x;
     default: {
       const fn = FLOAT_FN[name];
@@ -182,7 +187,11 @@ function binary(name: string, a: string, b: string, d: DType): string {
     case 'rem': return floating ? `${floatFn('fmod', d)}(${a}, ${b})` : `jx_rem_${INT_SUFFIX[d]}(${a}, ${b})`;
     case 'pow': return `${floatFn('pow', d)}(${a}, ${b})`;
     case 'atan2': return `${floatFn('atan2', d)}(${a}, ${b})`;
-    case 'nextafter': return `${floatFn('nextafter', d)}(${a}, ${b})`;
+    case 'nextafter':
+      // 16-bit floats step in their own format, not float32's
+      if (d === 'float16') return `jx_nextafter_f16(${a}, ${b})`;
+      if (d === 'bfloat16') return `jx_nextafter_bf16(${a}, ${b})`;
+      return `${floatFn('nextafter', d)}(${a}, ${b})`;
     case 'max': return floating ? `jx_max${s}(${a}, ${b})` : `(${a} > ${b} ? ${a} : ${b})`;
     case 'min': return floating ? `jx_min${s}(${a}, ${b})` : `(${a} < ${b} ? ${a} : ${b})`;
     case 'and': return `(${computeType(d)})(${a} & ${b})`;

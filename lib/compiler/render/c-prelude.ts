@@ -56,7 +56,39 @@ static inline double jx_maxd(double a, double b) { return a != a ? a : (b != b ?
 static inline double jx_mind(double a, double b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); }
 static inline float jx_signf(float x) { return x != x ? x : (float)((x > 0) - (x < 0)); }
 static inline double jx_signd(double x) { return x != x ? x : (double)((x > 0) - (x < 0)); }
+static inline float jx_nextafter_f16(float a, float b) {
+  if (a != a || b != b) return NAN;
+  if (a == b) return b;
+  if (a == 0) return b > 0 ? 5.9604644775390625e-8f : -5.9604644775390625e-8f;
+  uint16_t h = jx_f2h(a);
+  return jx_h2f((uint16_t)(((a < b) == (a > 0)) ? h + 1 : h - 1));
+}
+static inline float jx_nextafter_bf16(float a, float b) {
+  if (a != a || b != b) return NAN;
+  if (a == b) return b;
+  if (a == 0) return jx_bf2f(b > 0 ? 0x0001u : 0x8001u);
+  uint16_t h = jx_f2bf(a);
+  return jx_bf2f((uint16_t)(((a < b) == (a > 0)) ? h + 1 : h - 1));
+}
+/* XLA's ReducePrecision on float16 bits (5 exponent and 10 mantissa bits); NaN stays NaN, as on XLA's CPU backend */
+static inline float jx_reduce_precision_f16(float f, int exponent_bits, int mantissa_bits) {
+  if (f != f) return f;
+  uint32_t x = jx_f2h(f);
+  if (mantissa_bits < 10) {
+    uint32_t shift = 10 - mantissa_bits;
+    uint32_t last = (x >> shift) & 1u, bias = (1u << (shift - 1)) - 1u + last;
+    x = (x + bias) & ~((1u << shift) - 1u) & 0xffffu;
+  }
+  if (exponent_bits < 5) {
+    int32_t exponent = (int32_t)((x >> 10) & 0x1fu) - 15;
+    int32_t max_exponent = (1 << (exponent_bits - 1)) - 1, min_exponent = 1 - max_exponent;
+    if (exponent > max_exponent) x = (x & 0x8000u) | 0x7c00u;
+    else if (exponent < min_exponent) x &= 0x8000u;
+  }
+  return jx_h2f((uint16_t)x);
+}
 static inline float jx_reduce_precisionf(float f, int exponent_bits, int mantissa_bits) {
+  if (f != f) return f;
   uint32_t x; memcpy(&x, &f, 4);
   if (mantissa_bits < 23) {
     uint32_t shift = 23 - mantissa_bits;
@@ -72,6 +104,7 @@ static inline float jx_reduce_precisionf(float f, int exponent_bits, int mantiss
   memcpy(&f, &x, 4); return f;
 }
 static inline double jx_reduce_precisiond(double f, int exponent_bits, int mantissa_bits) {
+  if (f != f) return f;
   uint64_t x; memcpy(&x, &f, 8);
   if (mantissa_bits < 52) {
     uint64_t shift = 52 - mantissa_bits;

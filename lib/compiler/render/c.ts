@@ -3,16 +3,17 @@
 // more than JX_PARALLEL_THRESHOLD elements run under OpenMP. Parameter layouts
 // are documented on each kernel type in ../kernel-ir.ts.
 import { type DType, isFloating, isUnsigned } from '../../core/dtype.js';
+import { kernelJson } from '../kernel-ir.js';
 import type {
   ConcatenateKernel, CumulativeKernel, DotKernel, DynamicSliceKernel, DynamicUpdateSliceKernel, ElementwiseKernel,
-  GatherKernel, Kernel, PadKernel, ReduceKernel, ScatterKernel,
+  FusedReduce, GatherKernel, Kernel, PadKernel, ReduceKernel, ScatterKernel,
 } from '../kernel-ir.js';
 import { C_PRELUDE } from './c-prelude.js';
 import { ExprRenderer, computeType, literal, loadValue, storageType, storeValue } from './c-expr.js';
 
 export function renderC(kernel: Kernel, name: string): string {
   const body = renderBody(kernel, name);
-  return `// jaxon kernel ${name}: ${JSON.stringify(kernel)}\n${C_PRELUDE}\n${body}\n`;
+  return `// jaxon kernel ${name}: ${kernelJson(kernel)}\n${C_PRELUDE}\n${body}\n`;
 }
 
 function renderBody(k: Kernel, name: string): string {
@@ -192,6 +193,7 @@ function innerLoop(body: string): string {
 }
 
 function reduce(k: ReduceKernel, name: string): string {
+  if (k.fused) return fusedReduce(k, k.fused, name);
   if (k.op === 'argmax' || k.op === 'argmin') return argReduce(k, name);
   const p = reduceParts(k.op, k.inputDtype, k.outputDtype);
   const v = loadValue(k.inputDtype, 'in[off]');
@@ -228,6 +230,145 @@ function reduce(k: ReduceKernel, name: string): string {
     ${p.acc} acc = ${p.init};
     ${innerLoop(p.combine('acc', v))}
     out[o] = ${p.finish('acc')};
+  }
+}`;
+}
+
+/** C code looping j over [lo, hi) of the inner space, keeping offsets p<v> = b<v> + inner offset for each view v. */
+function fusedInnerLoop(views: number, body: string[]): string {
+  const ids = [...Array(views).keys()];
+  const each = (f: (v: number) => string) => ids.map(f).join(' ');
+  const direct = ids.length ? `const int64_t ${ids.map((v) => `p${v} = b${v} + j * is${v}[0]`).join(', ')};` : '';
+  const start = ids.length ? `int64_t ${ids.map((v) => `p${v} = b${v}`).join(', ')};` : '';
+  return `if (inner_rank == 1) {
+  for (int64_t j = lo; j < hi; j++) {
+    ${direct}
+${indent(body, 4)}
+  }
+} else {
+  int64_t coord[JX_MAX_RANK], rest = lo;
+  ${start}
+  for (int d = inner_rank - 1; d >= 0; d--) { coord[d] = rest % inner_shape[d]; rest /= inner_shape[d]; ${each((v) => `p${v} += coord[d] * is${v}[d];`)} }
+  for (int64_t j = lo; j < hi; j++) {
+${indent(body, 4)}
+    for (int d = inner_rank - 1; d >= 0; d--) {
+      coord[d]++; ${each((v) => `p${v} += is${v}[d];`)}
+      if (coord[d] < inner_shape[d]) break;
+      ${each((v) => `p${v} -= is${v}[d] * inner_shape[d];`)} coord[d] = 0;
+    }
+  }
+}`;
+}
+
+/** A reduction with a prologue (the reduced value), side outputs and output-space epilogue; layout in kernel-ir.ts FusedReduce. */
+function fusedReduce(k: ReduceKernel, f: FusedReduce, name: string): string {
+  const nOut = f.outputs.length;
+  const nSide = f.sideOutputs.length;
+  const nIn = f.inputs.length;
+  const views = nIn + nSide + f.iotaAxes.length;
+  const iotaView = (axis: number) => {
+    const t = f.iotaAxes.indexOf(axis);
+    if (t < 0) throw new Error(`render/c: fused reduction ${name} reads iota axis ${axis}, which is not in iotaAxes ${JSON.stringify(f.iotaAxes)}`);
+    return nIn + nSide + t;
+  };
+  const decls = [
+    'const int64_t n_out = params[0], n_inner = params[1];',
+    'const int outer_rank = (int)params[2];',
+    'const int64_t *outer_shape = params + 3;',
+    'const int inner_rank = (int)params[3 + outer_rank];',
+    'const int64_t *inner_shape = params + 4 + outer_rank;',
+    'const int64_t *views = params + 4 + outer_rank + inner_rank;',
+    '(void)views; (void)inner_shape;',
+  ];
+  f.outputs.forEach((o, j) => decls.push(`${storageType(o.dtype)} *restrict out${j} = (${storageType(o.dtype)} *)buffers[${j}];`));
+  f.sideOutputs.forEach((o, j) => decls.push(`${storageType(o.dtype)} *restrict side${j} = (${storageType(o.dtype)} *)buffers[${nOut + j}];`));
+  f.inputs.forEach((inp, i) => decls.push(`const ${storageType(inp.dtype)} *restrict in${i} = (const ${storageType(inp.dtype)} *)buffers[${nOut + nSide + i}];`));
+  for (let v = 0; v < views; v++) decls.push(`const int64_t *os${v} = views + ${v} * (outer_rank + inner_rank), *is${v} = os${v} + outer_rank;`);
+  const ids = [...Array(views).keys()];
+  const bases = ids.length
+    ? [
+        `int64_t ${ids.map((v) => `b${v} = 0`).join(', ')};`,
+        `{ int64_t rest_o = o; for (int d = outer_rank - 1; d >= 0; d--) { const int64_t c = rest_o % outer_shape[d]; rest_o /= outer_shape[d]; ${ids.map((v) => `b${v} += c * os${v}[d];`).join(' ')} } }`,
+      ]
+    : [];
+
+  // The reduced value and the side outputs, per input-space element.
+  const prologue = new ExprRenderer((i) => loadValue(f.inputs[i]!.dtype, `in${i}[p${i}]`), (axis) => `p${iotaView(axis)}`);
+  const value = prologue.render(f.prologue);
+  const sides = f.sideOutputs.map((o) => prologue.render(o.expr));
+  const sideStores = f.sideOutputs.map((o, j) => `side${j}[p${nIn + j}] = ${storeValue(o.dtype, sides[j]!)};`);
+  const arg = k.op === 'argmax' || k.op === 'argmin';
+  const resultType = computeType(k.outputDtype);
+
+  // Output-space values, once per output element, from the result and output-space views (inner strides 0, so p == b).
+  const epilogue = new ExprRenderer(
+    (i) => (i === nIn ? 'res' : loadValue(f.inputs[i]!.dtype, `in${i}[b${i}]`)),
+    (axis) => `b${iotaView(axis)}`,
+  );
+  const outs = f.outputs.map((o) => epilogue.render(o.expr));
+  const finishBlock = [
+    '{',
+    ...indent([...epilogue.lines, ...f.outputs.map((o, j) => `out${j}[o] = ${storeValue(o.dtype, outs[j]!)};`)], 2).split('\n'),
+    '}',
+  ];
+
+  if (arg) {
+    const cmp = k.op === 'argmax' ? '>' : '<';
+    const t = computeType(k.inputDtype);
+    const better = isFloating(k.inputDtype) ? `(best == best) && (x != x || x ${cmp} best)` : `x ${cmp} best`;
+    const body = [...prologue.lines, ...sideStores, `{ const ${t} x = ${value}; if (best_index < 0 || (${better})) { best = x; best_index = j; } }`];
+    return `void ${name}(void **buffers, const int64_t *params) {
+${indent(decls, 2)}
+  #pragma omp parallel for if (n_out * n_inner > JX_PARALLEL_THRESHOLD && n_out > 1)
+  for (int64_t o = 0; o < n_out; o++) {
+${indent(bases, 4)}
+    const int64_t lo = 0, hi = n_inner;
+    ${t} best = 0; int64_t best_index = -1;
+${indent(fusedInnerLoop(views, body).split('\n'), 4)}
+    const ${resultType} res = (${resultType})best_index;
+${indent(finishBlock, 4)}
+  }
+}`;
+  }
+  const p = reduceParts(k.op, k.inputDtype, k.outputDtype);
+  const body = [...prologue.lines, ...sideStores, p.combine('acc', value)];
+  const loop = fusedInnerLoop(views, body).split('\n');
+  const result = `const ${resultType} res = ${loadValue(k.outputDtype, p.finish('acc'))};`;
+  // Few outputs and a long inner space: split the inner space across threads, merge partials in order.
+  return `void ${name}(void **buffers, const int64_t *params) {
+${indent(decls, 2)}
+  if (n_out < 8 && n_inner > JX_PARALLEL_THRESHOLD) {
+    for (int64_t o = 0; o < n_out; o++) {
+${indent(bases, 6)}
+      ${p.acc} partial[256];
+      int used = 0;
+      #pragma omp parallel
+      {
+        const int64_t threads = omp_get_num_threads() < 256 ? omp_get_num_threads() : 256, thread = omp_get_thread_num();
+        if (thread < threads) {
+          const int64_t lo = n_inner * thread / threads, hi = n_inner * (thread + 1) / threads;
+          ${p.acc} acc = ${p.init};
+${indent(loop, 10)}
+          partial[thread] = acc;
+        }
+        #pragma omp single
+        used = (int)threads;
+      }
+      ${p.acc} acc = partial[0];
+      for (int t = 1; t < used; t++) { ${p.merge('acc', 'partial[t]')} }
+      ${result}
+${indent(finishBlock, 6)}
+    }
+    return;
+  }
+  #pragma omp parallel for if (n_out * n_inner > JX_PARALLEL_THRESHOLD && n_out > 1)
+  for (int64_t o = 0; o < n_out; o++) {
+${indent(bases, 4)}
+    const int64_t lo = 0, hi = n_inner;
+    ${p.acc} acc = ${p.init};
+${indent(loop, 4)}
+    ${result}
+${indent(finishBlock, 4)}
   }
 }`;
 }
@@ -485,6 +626,8 @@ function scatterWrite(k: ScatterKernel, c: string): string {
     const value = { add: `${old} + ${up}`, mul: `${old} * ${up}`, max: `jx_max${s}(${old}, ${up})`, min: `jx_min${s}(${old}, ${up})` }[k.combine];
     return `out[dst] = ${storeValue(k.dtype, `(${c})(${value})`)};`;
   }
+  // bool: add is or and mul is and (a sum of 1 + 1 must not store 2)
+  if (k.dtype === 'bool') return `out[dst] = (uint8_t)(${k.combine === 'add' || k.combine === 'max' ? 'out[dst] | updates[u]' : 'out[dst] & updates[u]'});`;
   switch (k.combine) {
     case 'add': return `out[dst] = (${c})((uint64_t)out[dst] + (uint64_t)updates[u]);`;
     case 'mul': return `out[dst] = (${c})((uint64_t)out[dst] * (uint64_t)updates[u]);`;
