@@ -83,11 +83,19 @@ export function tidy<T>(fn: () => T): T {
   return result;
 }
 
+/**
+ * A method that objects holding arrays (tracers of vmap and jvp hold concrete
+ * values) define, so a tidy that keeps the object keeps what it holds.
+ */
+export const heldArrays: unique symbol = Symbol.for('jaxon.heldArrays');
+
 function collect(x: unknown, out: Set<unknown>, depth = 0): void {
   if (x === null || typeof x !== 'object' || depth > 64) return;
   out.add(x);
   if (Array.isArray(x)) for (const v of x) collect(v, out, depth + 1);
   else if (Object.getPrototypeOf(x) === Object.prototype) for (const v of Object.values(x)) collect(v, out, depth + 1);
+  const held = (x as { [heldArrays]?: () => unknown[] })[heldArrays];
+  if (typeof held === 'function') for (const v of held.call(x)) collect(v, out, depth + 1);
 }
 
 /** Keeps an array alive past the enclosing tidy scopes. */

@@ -380,7 +380,7 @@ function scatterUpdate(fn: string, x: Array, rawItems: readonly IndexItem[], val
   const mode: GatherMode = requested === 'clip' ? 'clip' : 'fill';
   const parsed = parseIndex(fn, x.shape, rawItems);
   const v = value instanceof Array || typeof value === 'number' || typeof value === 'boolean' ? value : toArray(fn, value, 'value');
-  if (v instanceof Array) v.storage(fn);
+  if (v instanceof Array && !v.isTracer) v.storage(fn);
   const ix = indexToGather(fn, x, parsed, strict);
   if (sizeOf(ix.sliceShape) === 0) return x;
   checkEmptyAxes(fn, x, ix);
