@@ -89,6 +89,8 @@ export interface PrimitiveParams extends UnaryParams {
   cumsum: { axis: number; reverse: boolean }; cumprod: { axis: number; reverse: boolean };
   cummax: { axis: number; reverse: boolean }; cummin: { axis: number; reverse: boolean };
   dot_general: { dimensionNumbers: DotDimensionNumbers; preferredElementType: DType | null };
+  /** Identity whose tangent is zero (lax.stopGradient). */
+  stop_gradient: Empty;
 }
 
 export type Primitive = keyof PrimitiveParams;
@@ -467,5 +469,9 @@ export const abstractEval: AbstractEvalTable = {
     if (l.dtype !== r.dtype) fail('dot_general', `operand dtypes differ: ${l.dtype} and ${r.dtype}`);
     const shape = dotShape(l, r, dimensionNumbers);
     return [aval(shape, preferredElementType ?? l.dtype, l.weakType && r.weakType)];
+  },
+  stop_gradient: (avals) => {
+    arity('stop_gradient', avals, 1);
+    return [aval(avals[0]!.shape, avals[0]!.dtype, avals[0]!.weakType)];
   },
 };

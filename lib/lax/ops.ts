@@ -6,6 +6,7 @@ import { bind1, bind } from '../core/bind.js';
 import { type DType, checkDType, isFloating } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import type { DotDimensionNumbers, GatherDimensionNumbers, GatherMode, ScatterDimensionNumbers } from '../core/primitives.js';
+import { type PyTree, map as treeMap } from '../core/pytree.js';
 import { checkShape, normalizeAxis } from '../core/shape.js';
 import { toArray } from './coerce.js';
 
@@ -347,9 +348,16 @@ export function dot(lhs: ArrayLike, rhs: ArrayLike, options: { precision?: unkno
   return dotGeneral(l, r, [[[l.ndim - 1], [0]], [[], []]], options);
 }
 
-/** Identity that blocks gradients (under transformations); eagerly it returns x. */
+/**
+ * Identity whose derivative is zero, over a pytree. Traced floating leaves
+ * bind stop_gradient (so jvp/grad see it); concrete leaves have no tangent
+ * to stop and come back as they are, as do integer and bool leaves (JAX's rule).
+ */
 export function stopGradient<T>(x: T): T {
-  return x;
+  return treeMap((leaf: unknown) => {
+    if (leaf instanceof Array && leaf.isTracer && isFloating(leaf.dtype)) return bind1('stop_gradient', [leaf], {});
+    return leaf;
+  }, x as PyTree) as T;
 }
 
 /** Identity that keeps the compiler from moving work across it (meaningful under jit). */

@@ -109,6 +109,7 @@ export const referenceRules: { [P in Primitive]: ReferenceRule<P> } = {
   cummax: cumulativeRule(CUMULATIVE_MONOIDS.cummax),
   cummin: cumulativeRule(CUMULATIVE_MONOIDS.cummin),
   dot_general: dotGeneralRule,
+  stop_gradient: copyRule,
 };
 
 function checkLength(prim: string, x: RefArray, i: number): void {

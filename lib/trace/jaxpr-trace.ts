@@ -51,8 +51,19 @@ class JaxprTrace implements Trace {
     this.builder.constTracers.push(t);
     return t;
   }
+  /**
+   * A tracer of an outer transformation that the traced function closes over
+   * (grad of a closure inside jit, grad of grad) becomes a constvar whose
+   * value is that tracer: evaluating the jaxpr binds it at its own level.
+   */
   lift(x: Tracer): JaxprTracer {
-    throw new Error(`jaxon: a tracer of ${x.trace.main.name} reached a jaxpr trace below it; this transformation order is not supported yet`);
+    const known = this.builder.consts.get(x);
+    if (known) return known;
+    const t = new JaxprTracer(this, x.aval);
+    this.builder.consts.set(x, t);
+    this.builder.constValues.push(x);
+    this.builder.constTracers.push(t);
+    return t;
   }
   processPrimitive<P extends Primitive>(prim: P, tracers: Tracer[], params: PrimitiveParams[P]): JaxprTracer[] {
     const ins = tracers as JaxprTracer[];
@@ -76,7 +87,7 @@ function inlineLiterals(builder: JaxprBuilder, jaxpr: Jaxpr): ClosedJaxpr {
   builder.constTracers.forEach((t, i) => {
     const v = builder.varOf(t);
     const value = builder.constValues[i]!;
-    if (value.ndim === 0) {
+    if (value.ndim === 0 && !value.isTracer) {
       literal.set(v, new Literal(Number(value.dataSync()[0]), value.aval));
       value.dispose();
     } else {
