@@ -20,3 +20,6 @@ export { Device, devices, defaultBackend, environmentInfo } from './runtime/devi
 export { makeJaxpr } from './trace/jaxpr-trace.js';
 export { jit } from './transforms/jit.js';
 export { ClosedJaxpr, Jaxpr } from './trace/jaxpr.js';
+export { vmap } from './transforms/vmap.js';
+export { jvp } from './transforms/jvp.js';
+export { grad, linearize, valueAndGrad, vjp, vjpWithAux } from './transforms/vjp.js';
