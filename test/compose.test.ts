@@ -1,0 +1,34 @@
+// Transformations compose: vmap of grad, grad of a vmapped loss, jit of both,
+// per-example gradients equal a loop over the batch.
+import test from 'ava';
+import * as jax from '../lib/index.js';
+import { assertArray } from './helpers/oracle.js';
+
+const jnp = jax.numpy;
+
+const loss = (w: jax.Array, x: jax.Array) => jnp.sum(jnp.square(jnp.tanh(jnp.matmul(x, w))));
+
+test('vmap(grad) gives per-example gradients equal to a loop', (t) => {
+  const w = jnp.array([[0.5, -1], [0.25, 2], [1, 0.1]]);
+  const xs = jnp.array([[1, 2, 3], [-1, 0.5, 2], [0, 0, 1], [2, -2, 0.5]]);
+  const perExample = jax.vmap((x: jax.Array) => jax.grad((v: jax.Array) => loss(v, x.reshape([1, 3])))(w) as jax.Array)(xs) as jax.Array;
+  const loop = jnp.stack([0, 1, 2, 3].map((i) => jax.grad((v: jax.Array) => loss(v, xs.index(i).reshape([1, 3])))(w) as jax.Array));
+  assertArray(t, perExample, loop, { tol: 1e-5 });
+  const jitted = jax.jit((ws: jax.Array, batch: jax.Array) => jax.vmap((x: jax.Array) => jax.grad((v: jax.Array) => loss(v, x.reshape([1, 3])))(ws) as jax.Array)(batch));
+  assertArray(t, jitted(w, xs) as jax.Array, loop, { tol: 1e-5 });
+});
+
+test('grad of a vmapped, summed loss equals the sum of per-example gradients', (t) => {
+  const w = jnp.array([[0.5], [-0.25], [1]]);
+  const xs = jnp.array([[1, 2, 3], [-1, 0.5, 2]]);
+  const batched = (v: jax.Array) => jnp.sum(jax.vmap((x: jax.Array) => loss(v, x.reshape([1, 3])))(xs) as jax.Array);
+  const g = jax.grad(batched)(w) as jax.Array;
+  const direct = jax.grad((v: jax.Array) => loss(v, xs))(w) as jax.Array;
+  assertArray(t, g, direct, { tol: 1e-5 });
+});
+
+test('jit(grad(grad)) of sin is -sin', (t) => {
+  const d2 = jax.jit(jax.grad(jax.grad((x: jax.Array) => jnp.sin(x)) as (x: jax.Array) => jax.Array) as (x: jax.Array) => jax.Array);
+  const x = jnp.array(0.7);
+  assertArray(t, d2(x), { shape: [], dtype: 'float32', values: [-Math.sin(0.7)] }, { tol: 1e-6 });
+});
