@@ -49,6 +49,30 @@ export interface ReduceKernel {
   op: ReduceOp;
   inputDtype: DType;
   outputDtype: DType;
+  /** Present when jit fused elementwise work into the reduction (fuse.ts); changes the params and buffers layout. */
+  fused?: FusedReduce;
+}
+
+/**
+ * A reduction with fused elementwise work (XLA's input and output fusion).
+ * Every buffer is read through a view of the reduction's input index space
+ * (outer axes kept, inner axes reduced); a view of an output-space value has
+ * zero inner strides. Exprs index `inputs`; index `inputs.length` in an
+ * `outputs` expr is the reduction's result (rounded to `outputDtype`), and
+ * iota nodes name input-space axes listed in `iotaAxes`.
+ * params: [nOut, nInner, outerRank, outerShape[], innerRank, innerShape[],
+ *          then per view (inputs, sideOutputs, iotaAxes, in that order): outerStrides[outerRank], innerStrides[innerRank]]
+ * buffers: outputs..., sideOutputs..., inputs...
+ */
+export interface FusedReduce {
+  inputs: { dtype: DType }[];
+  iotaAxes: number[];
+  /** The value reduced at each input-space element (dtype: the kernel's inputDtype). */
+  prologue: Expr;
+  /** Input-space values written while reducing (intermediates other kernels read). */
+  sideOutputs: { dtype: DType; expr: Expr }[];
+  /** Output-space values written once per output element (the result itself, or consumers of it). */
+  outputs: { dtype: DType; expr: Expr }[];
 }
 
 /**
@@ -189,7 +213,12 @@ export function kernelName(k: Kernel): string {
       const ins = k.inputs.map((i) => `${dtypeCode(i.dtype)}${i.access[0]}`).join('_');
       return `ew_${ops}_${ins || 'none'}`;
     }
-    case 'reduce': return `reduce_${k.op}_${dtypeCode(k.inputDtype)}`;
+    case 'reduce': {
+      const base = `reduce_${k.op}_${dtypeCode(k.inputDtype)}`;
+      if (!k.fused) return base;
+      const f = k.fused;
+      return `${base}_fused_${exprName(f.prologue)}${f.sideOutputs.length ? `_side${f.sideOutputs.length}` : ''}_${f.outputs.map((o) => exprName(o.expr)).join('_')}`;
+    }
     case 'cumulative': return `cum${k.op}_${dtypeCode(k.dtype)}`;
     case 'dot': return `dot_${dtypeCode(k.inputDtype)}_${dtypeCode(k.outputDtype)}`;
     case 'pad': return `pad_${dtypeCode(k.dtype)}`;
@@ -199,4 +228,21 @@ export function kernelName(k: Kernel): string {
     case 'gather': return `gather_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
     case 'scatter': return `scatter_${k.combine}_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
   }
+}
+
+/**
+ * JSON of a kernel for cache keys and source headers. Equals JSON.stringify
+ * for tree-shaped exprs; a node shared by several parents (fused kernels are
+ * DAGs) is written once and later referenced as {"$ref": n}, so the text stays
+ * linear in the DAG's size instead of exponential.
+ */
+export function kernelJson(kernel: Kernel): string {
+  const seen = new Map<object, number>();
+  return JSON.stringify(kernel, function (this: unknown, _key: string, value: unknown) {
+    if (value === null || typeof value !== 'object' || globalThis.Array.isArray(value)) return value;
+    const known = seen.get(value);
+    if (known !== undefined) return { $ref: known };
+    seen.set(value, seen.size);
+    return value;
+  });
 }

@@ -1,13 +1,18 @@
 // jax.jit: trace once per signature (argument structure, shapes, dtypes,
-// weak types and static arguments), cache the closed jaxpr, and run it.
-// Under an outer transformation (arguments are tracers) the jaxpr is
-// evaluated by binding its equations, so grad(jit(f)), vmap(jit(f)) and
-// jit(jit(f)) compose. Donated arguments are unusable after the call.
+// weak types and static arguments), cache the closed jaxpr, compile it once
+// through the compiler (compiler/fuse.ts: fused kernels; executable.ts) and
+// run the executable on concrete arguments. Under an outer transformation
+// (arguments are tracers, or a jit is tracing) the jaxpr is evaluated by
+// binding its equations, so grad(jit(f)), vmap(jit(f)) and jit(jit(f))
+// compose. Donated arguments are unusable after the call.
 import { Array } from '../core/array.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { flatten, type PyTree, type TreeDef, treeDefToString, unflatten } from '../core/pytree.js';
 import type { ShapedArray } from '../core/primitives.js';
 import { isArrayLike, toArray } from '../lax/coerce.js';
+import { type Executable, compileJaxpr } from '../compiler/executable.js';
+import { defaultDevice } from '../runtime/device.js';
+import { findTopMain } from '../trace/core.js';
 import { ClosedJaxpr, evalJaxpr } from '../trace/jaxpr.js';
 import { flattenFunction, traceToJaxpr } from '../trace/jaxpr-trace.js';
 
@@ -21,6 +26,8 @@ export interface JitOptions {
 interface CacheEntry {
   closed: ClosedJaxpr;
   outTree: TreeDef;
+  /** compiled on the first concrete call */
+  executable?: Executable;
 }
 
 export interface Jitted<F extends (...args: never[]) => unknown> {
@@ -29,6 +36,10 @@ export interface Jitted<F extends (...args: never[]) => unknown> {
   trace(...args: Parameters<F>): ClosedJaxpr;
   /** Number of distinct signatures traced so far. */
   readonly cacheSize: number;
+  /** The compiled program for these arguments (compiled and cached like a call would be). */
+  executable(...args: Parameters<F>): Executable;
+  /** Number of kernel launches one call with these arguments makes. */
+  kernelCount(...args: Parameters<F>): number;
 }
 
 function indexList(fn: string, value: unknown, arg: string): number[] {
@@ -88,10 +99,23 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
     return { entry, arrays, leaves, normalize, leavesPerArg: dynamic.map((d) => flatten(d as PyTree)[0].length) };
   };
 
+  const compiled = (entry: CacheEntry): Executable => {
+    entry.executable ??= compileJaxpr(entry.closed.jaxpr, defaultDevice().backend);
+    return entry.executable;
+  };
+
   const wrapped = ((...args: unknown[]) => {
     const { entry, arrays, leaves, normalize, leavesPerArg } = prepare(args);
-    const outs = evalJaxpr(entry.closed.jaxpr, entry.closed.consts, arrays);
-    if (donateArgnums.length && !arrays.some((a) => a.isTracer)) {
+    // Tracers among the arguments, or a jit tracing around us: stage the equations into that trace.
+    const concrete = findTopMain(arrays) === null;
+    const outs = concrete ? compiled(entry).run(arrays, entry.closed.consts) : evalJaxpr(entry.closed.jaxpr, entry.closed.consts, arrays);
+    if (concrete) {
+      // arrays made from JS numbers for this call are ours to free (outputs hold their own references)
+      arrays.forEach((a, i) => {
+        if (!(leaves[i] instanceof Array)) a.dispose();
+      });
+    }
+    if (donateArgnums.length && concrete) {
       const donated = new Set(donateArgnums.map(normalize));
       let offset = 0;
       leavesPerArg.forEach((count, i) => {
@@ -106,6 +130,8 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
   }) as unknown as Jitted<F>;
   Object.defineProperty(wrapped, 'trace', { value: (...args: unknown[]) => prepare(args).entry.closed });
   Object.defineProperty(wrapped, 'cacheSize', { get: () => cache.size });
+  Object.defineProperty(wrapped, 'executable', { value: (...args: unknown[]) => compiled(prepare(args).entry) });
+  Object.defineProperty(wrapped, 'kernelCount', { value: (...args: unknown[]) => compiled(prepare(args).entry).kernelCount });
   return wrapped;
 }
 
