@@ -32,3 +32,16 @@ test('jit(grad(grad)) of sin is -sin', (t) => {
   const x = jnp.array(0.7);
   assertArray(t, d2(x), { shape: [], dtype: 'float32', values: [-Math.sin(0.7)] }, { tol: 1e-6 });
 });
+
+test('a jitted function that closes over an outer tracer can be reused under another transformation', (t) => {
+  let scale: jax.Array | undefined;
+  const inner = jax.jit((x: jax.Array) => jnp.multiply(x, scale!));
+  const outer = (s: jax.Array) => {
+    scale = s;
+    return jnp.sum(inner(jnp.array([1, 2, 3], { dtype: 'float32' })));
+  };
+  const g1 = jax.grad(outer)(jnp.array(2, { dtype: 'float32' })) as jax.Array;
+  const g2 = jax.grad(outer)(jnp.array(5, { dtype: 'float32' })) as jax.Array;
+  t.is(g1.item(), 6);
+  t.is(g2.item(), 6);
+});

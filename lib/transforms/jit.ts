@@ -94,7 +94,8 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
       const { flat, outTree } = flattenFunction(call as never, inTree);
       const closed = traceToJaxpr(flat, arrays.map((a) => a.aval));
       entry = { closed, outTree: outTree() };
-      cache.set(key, entry);
+      // a jaxpr that closes over an outer transformation's tracers is valid only inside that transformation
+      if (!closed.consts.some((c) => c.isTracer)) cache.set(key, entry);
     }
     return { entry, arrays, leaves, normalize, leavesPerArg: dynamic.map((d) => flatten(d as PyTree)[0].length) };
   };
