@@ -23,3 +23,5 @@ export { ClosedJaxpr, Jaxpr } from './trace/jaxpr.js';
 export { vmap } from './transforms/vmap.js';
 export { jvp } from './transforms/jvp.js';
 export { grad, linearize, valueAndGrad, vjp, vjpWithAux } from './transforms/vjp.js';
+export { adCheckpoint, checkpoint, checkpointName, checkpointPolicies, remat } from './transforms/remat.js';
+export type { CheckpointOptions, CheckpointPolicy, MemoryKind, PolicyDecision } from './transforms/remat.js';

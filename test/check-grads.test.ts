@@ -10,6 +10,7 @@ import test from 'ava';
 import type { Array } from '../lib/core/array.js';
 import { type DotDimensionNumbers, abstractEval } from '../lib/core/primitives.js';
 import * as jax from '../lib/index.js';
+import { bind1 } from '../lib/core/bind.js';
 import { type CheckGradsOptions, Rng, checkGrads } from './helpers/check-grads.js';
 
 const { numpy: jnp, lax } = jax;
@@ -218,6 +219,33 @@ const cases: Case[] = [
     args: () => [rand([3, 2], -1, 1).astype('float32'), rand([4, 3], -1, 1).astype('float32')],
   },
   { name: 'float32: logsumexp', fn: (x) => jnp.logsumexp(x, { axis: 0 }), args: () => [rand([3, 2]).astype('float32')] },
+  // remat: the checkpoint primitive (recomputing a named matmul), checkpoint_name, and device_put (an offload's transfer)
+  {
+    name: 'checkpoint (saveOnlyTheseNames) and checkpoint_name',
+    fn: jax.remat((x: Array, w: Array) => jnp.sum(jnp.sin(jax.checkpointName(jnp.matmul(x, w), 'h'))), { policy: jax.checkpointPolicies.saveOnlyTheseNames('h') }),
+    args: () => [rand([2, 3]), rand([3, 2])],
+  },
+  { name: 'checkpoint_name outside remat', fn: (x) => jnp.sin(jax.checkpointName(jnp.multiply(x, x), 'h')), args: () => [rand([3])] },
+  { name: 'device_put to pinned_host and back', fn: (x) => jnp.sin(bind1('device_put', [jnp.multiply(x, x)], { srcKind: 'device', dstKind: 'pinned_host' })), args: () => [rand([3])] },
+  // control flow: scan (carry, ys, a closed-over weight, reverse), cond (both branches), while (forward mode only, as in JAX)
+  {
+    name: 'scan with a closed-over weight, carry and ys',
+    fn: (w, h0, xs) => lax.scan((h: Array, x: Array) => [jnp.sin(jnp.add(jnp.multiply(h, w), x)), jnp.multiply(h, x)], h0, xs),
+    args: () => [rand([2]), rand([2]), rand([3, 2])],
+  },
+  {
+    name: 'reverse scan over a pytree of xs',
+    fn: (a, b) => lax.scan((h: Array, x: { a: Array; b: Array }) => [jnp.tanh(jnp.add(jnp.multiply(h, x.a), x.b)), h], f64([0.3, -0.2]), { a, b }, { reverse: true })[1],
+    args: () => [rand([3, 2]), rand([3, 2])],
+  },
+  { name: 'cond, true branch', fn: (x) => lax.cond(jnp.greater(jnp.sum(x), -100), (v: Array) => jnp.sin(jnp.multiply(v, v)), (v: Array) => jnp.exp(v), x), args: () => [rand([3])] },
+  { name: 'cond, false branch', fn: (x) => lax.cond(jnp.greater(jnp.sum(x), 100), (v: Array) => jnp.sin(jnp.multiply(v, v)), (v: Array) => jnp.exp(v), x), args: () => [rand([3])] },
+  {
+    name: 'while (forward mode)',
+    fn: (x) => lax.whileLoop((c: [Array, Array]) => jnp.less(c[0], 3), ([i, v]: [Array, Array]) => [jnp.add(i, 1), jnp.sin(jnp.multiply(v, x))] as [Array, Array], [jnp.array(0, { dtype: 'int32' }), x] as [Array, Array])[1],
+    args: () => [rand([2], 0.3, 1.5)],
+    options: { modes: ['fwd'] },
+  },
   { name: 'pytree arguments and outputs', fn: ((p: { w: Array; b: Array }) => ({ y: jnp.add(jnp.multiply(p.w, p.w), p.b), z: [jnp.sin(p.b)] })) as unknown as Fn, args: () => [{ w: rand([3]), b: rand([3]) }] as unknown as Array[] },
 ];
 

@@ -466,6 +466,29 @@ test('vmap of jvp and jvp of vmap (per-example forward derivatives)', (t) => {
   assertArray(t, dys, dwant!, { tol: 1e-5, message: 'jvp(vmap(f)) tangent' });
 });
 
+test('vmap of remat: checkpoint, checkpoint_name and device_put (offloaded residuals) batch', (t) => {
+  const policy = jax.checkpointPolicies.saveAndOffloadOnlyTheseNames({
+    namesWhichCanBeSaved: [], namesWhichCanBeOffloaded: ['h'], offloadSrc: 'device', offloadDst: 'pinned_host',
+  });
+  const f = jax.remat((a: Array, w: Array) => jnp.sum(jnp.sin(jnp.matmul(jax.checkpointName(jnp.tanh(a), 'h'), w))), { policy });
+  const w = rand([3, 2], 2, -1, 1);
+  check(t, 'vmap(remat(f))', f as Fn, [rand([4, 3], 1, -1, 1), w], [0, null], 0, 1e-5);
+  check(t, 'vmap(remat(f)), examples along axis 1, w batched too', f as Fn, [rand([3, 4], 3, -1, 1), rand([3, 2, 4], 4, -1, 1)], [1, -1], 0, 1e-5);
+  check(t, 'vmap(grad(remat(f)))', jax.grad(f as Fn, { argnums: [0, 1] }) as Fn, [rand([4, 3], 5, -1, 1), w], [0, null], 0, 1e-5);
+});
+
+test('vmap of control flow: scan, while (batched predicate) and cond (batched and unbatched index)', (t) => {
+  const scanned = (w: Array, xs: Array) => lax.scan((h: Array, x: Array) => [jnp.tanh(jnp.add(jnp.multiply(h, w), x)), jnp.sum(h)], jnp.zeros([2]), xs);
+  check(t, 'vmap(scan), batched xs and consts', scanned as Fn, [rand([3, 2], 1, -1, 1), rand([3, 4, 2], 2, -1, 1)], [0, 0]);
+  check(t, 'vmap(scan), xs batched along axis 1', scanned as Fn, [rand([2], 3, -1, 1), rand([4, 3, 2], 4, -1, 1)], [null, 1], 1);
+  const loop = (limit: Array, x: Array) => lax.whileLoop((v: Array) => jnp.less(jnp.sum(v), limit), (v: Array) => jnp.add(jnp.multiply(v, 1.5), 0.25), x);
+  check(t, 'vmap(while), batched predicate', loop as Fn, [jnp.array([1, 5, 20], { dtype: 'float32' }), rand([3, 2], 5, 0, 1)], [0, 0]);
+  check(t, 'vmap(while), unbatched predicate', ((x: Array, y: Array) => lax.whileLoop((c: [Array, Array]) => jnp.less(c[0], 3), ([i, v]: [Array, Array]) => [jnp.add(i, 1), jnp.add(v, y)] as [Array, Array], [jnp.array(0, { dtype: 'int32' }), x] as [Array, Array])) as Fn, [rand([2], 6), rand([3, 2], 7)], [null, 0]);
+  const branch = (p: Array, x: Array) => lax.cond(p, (v: Array) => jnp.sin(v), (v: Array) => jnp.negative(v), x);
+  check(t, 'vmap(cond), batched predicate', branch as Fn, [jnp.array([true, false, true]), rand([3, 2], 8)], [0, 0]);
+  check(t, 'vmap(cond), unbatched predicate', branch as Fn, [jnp.array(false), rand([2, 3], 9)], [null, 1]);
+});
+
 test('axisSize: no mapped inputs, unbatched outputs are broadcast', (t) => {
   const out = vmap(() => jnp.arange(3), { axisSize: 2 })() as Array;
   assertArray(t, out, { shape: [2, 3], dtype: 'int32', values: [0, 1, 2, 0, 1, 2] });

@@ -27,6 +27,7 @@ import type { Expr, Kernel, ReduceOp } from './kernel-ir.js';
 import { KernelGraph } from './kernel-graph.js';
 import { collapseAxes, lowerPrimitive } from './lower.js';
 import { eliminateCommonSubexpressions, liveEquations } from './passes.js';
+import { inlineCheckpoints } from './inline-checkpoints.js';
 
 // ---- the program fusion produces (run by executable.ts) ----
 
@@ -645,5 +646,5 @@ function elementwiseLaunch(space: Shape, a: Analysis, stored: Var[]): { kernel: 
 
 /** Fuses a jaxpr into a program of kernels over argument, constant, literal, value and temporary buffers. */
 export function fuseJaxpr(jaxpr: Jaxpr): Program {
-  return new Fusion(eliminateCommonSubexpressions(jaxpr)).run();
+  return new Fusion(eliminateCommonSubexpressions(inlineCheckpoints(jaxpr))).run();
 }

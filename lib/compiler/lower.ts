@@ -161,6 +161,11 @@ const cumulativeRule = (op: 'sum' | 'prod' | 'max' | 'min'): LowerRule<{ axis: n
 };
 const alias: LowerRule<unknown> = () => ({ launches: [], temps: [], aliases: new Map([[0, 0]]) });
 
+/** Control flow is a program, not a kernel: it runs through its registered implementation (core/bind.ts `registerImpl`). */
+const opaqueCall = (prim: string): LowerRule<unknown> => () => {
+  throw new Error(`lower: ${prim} is control flow, not one kernel; the eager interpreter runs it through its registered impl and the compiler must treat it as an opaque call (hasImpl)`);
+};
+
 const elementwiseRules = Object.fromEntries(
   [...UNARY_PRIMITIVES, ...BINARY_PRIMITIVES, ...COMPARE_PRIMITIVES, 'select_n', 'clamp', 'convert_element_type'].map((p) => [
     p,
@@ -191,7 +196,17 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   reshape: alias,
   squeeze: alias,
   stop_gradient: alias,
+  scan: opaqueCall('scan'),
+  while: opaqueCall('while'),
+  cond: opaqueCall('cond'),
   copy: elementwiseRule('copy'),
+  // remat: checkpoint is inlined before compilation (inline-checkpoints.ts) and runs eagerly through its impl
+  checkpoint: () => {
+    throw new Error('lower: checkpoint holds a jaxpr, not one kernel; eagerly it runs through its registered impl, and the compiler inlines it (inline-checkpoints.ts)');
+  },
+  name: alias,
+  // a transfer between memory kinds: a copy on the CPU backend
+  device_put: (ins, outs) => elementwiseRule('copy')(ins, outs, {}),
   transpose: (ins, outs, { permutation }) => {
     const strides = stridesOf(ins[0]!.shape);
     return stridedCopy(ins[0]!.dtype, outs[0]!.shape, 0, permutation.map((p) => strides[p]!));

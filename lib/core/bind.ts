@@ -16,8 +16,30 @@ export interface Interpreter {
   apply<P extends Primitive>(prim: P, inputs: Array[], params: PrimitiveParams[P]): Array[];
 }
 
+/** The eager implementation of a primitive that is a program rather than one kernel (control flow). */
+export type Impl<P extends Primitive> = (inputs: Array[], params: PrimitiveParams[P]) => Array[];
+
+const impls: { [P in Primitive]?: Impl<P> } = {};
+
+/**
+ * Registers the eager implementation of a primitive that does not lower to a
+ * kernel plan (scan, while, cond run their jaxprs per iteration); the eager
+ * interpreter consults it before lowering. The compiler must treat such
+ * primitives as opaque calls (see `hasImpl`).
+ */
+export function registerImpl<P extends Primitive>(prim: P, impl: Impl<P>): void {
+  (impls as Record<string, unknown>)[prim] = impl;
+}
+
+/** Whether a primitive runs through a registered implementation instead of a kernel. */
+export function hasImpl(prim: Primitive): boolean {
+  return impls[prim] !== undefined;
+}
+
 export const eagerInterpreter: Interpreter = {
   apply(prim, inputs, params) {
+    const impl = impls[prim] as Impl<typeof prim> | undefined;
+    if (impl) return impl(inputs, params);
     const storages = inputs.map((x) => x.storage(`lax.${prim}`));
     const outAvals = abstractEval[prim](inputs.map((x) => x.aval), params);
     const backend = defaultDevice().backend;

@@ -5,6 +5,8 @@
 import { type DType, isDType, isFloating, isInteger } from './dtype.js';
 import { ValueError, show } from './errors.js';
 import { type Shape, shapesEqual, sizeOf } from './shape.js';
+import type { ClosedJaxpr } from '../trace/jaxpr.js';
+import { checkControlFlow } from './control-flow-avals.js';
 
 /** Abstract value: what tracing knows of an array. */
 export interface ShapedArray {
@@ -91,7 +93,38 @@ export interface PrimitiveParams extends UnaryParams {
   dot_general: { dimensionNumbers: DotDimensionNumbers; preferredElementType: DType | null };
   /** Identity whose tangent is zero (lax.stopGradient). */
   stop_gradient: Empty;
+  /**
+   * lax.scan: operands [...consts, ...init, ...xs]; the body maps
+   * [...consts, ...carry, ...x] to [...carry, ...y]; outputs [...carry, ...ys].
+   * Control-flow jaxprs never have constvars: closed-over values are operands.
+   */
+  scan: { jaxpr: ClosedJaxpr; length: number; numCarry: number; numConsts: number; reverse: boolean; unroll: number };
+  /** lax.while_loop: operands [...condConsts, ...bodyConsts, ...init]; outputs the final carry. */
+  while: { bodyJaxpr: ClosedJaxpr; bodyNconsts: number; condJaxpr: ClosedJaxpr; condNconsts: number };
+  /** lax.cond / lax.switch: operands [index (int32 scalar, in range), ...operands]; runs branches[index]. */
+  cond: { branches: ClosedJaxpr[] };
+  /**
+   * jax.checkpoint (remat): evaluates `jaxpr` on the operands; under
+   * differentiation the policy decides, per equation of the jaxpr, whether
+   * its outputs are saved, recomputed in the backward pass or offloaded.
+   * `differentiated` marks the backward-pass copies (JAX's param of the same name).
+   */
+  checkpoint: { jaxpr: ClosedJaxpr; preventCse: boolean; differentiated: boolean; policy: CheckpointPolicy | null };
+  /** checkpoint_name: the identity, naming its operand for remat policies. */
+  name: { name: string };
+  /** A transfer between memory kinds (a copy on the CPU backend). */
+  device_put: { srcKind: MemoryKind; dstKind: MemoryKind };
 }
+
+/** Where an array lives: device memory, or page-locked host memory the device can reach. */
+export type MemoryKind = 'device' | 'pinned_host';
+export const MEMORY_KINDS: readonly MemoryKind[] = ['device', 'pinned_host'];
+
+/** What a remat policy decides for an equation's outputs (true: save, false: recompute). */
+export type PolicyDecision = boolean | 'save' | 'recompute' | { offload: [MemoryKind, MemoryKind] };
+
+/** A remat policy (jax.checkpoint_policies): called for each equation whose outputs the backward pass needs. */
+export type CheckpointPolicy = (prim: Primitive, avals: ShapedArray[], params: Readonly<Record<string, unknown>>) => PolicyDecision;
 
 export type Primitive = keyof PrimitiveParams;
 
@@ -472,6 +505,33 @@ export const abstractEval: AbstractEvalTable = {
   },
   stop_gradient: (avals) => {
     arity('stop_gradient', avals, 1);
+    return [aval(avals[0]!.shape, avals[0]!.dtype, avals[0]!.weakType)];
+  },
+  scan: (avals, params) => checkControlFlow.scan(avals, params),
+  while: (avals, params) => checkControlFlow.while(avals, params),
+  cond: (avals, params) => checkControlFlow.cond(avals, params),
+  checkpoint: (avals, { jaxpr }) => {
+    const expected = jaxpr.inAvals;
+    if (jaxpr.consts.length) fail('checkpoint', `the jaxpr must have no constvars (closed-over values are operands)`);
+    if (avals.length !== expected.length) fail('checkpoint', `expected ${expected.length} operands, got ${avals.length}`);
+    avals.forEach((a, i) => {
+      const e = expected[i]!;
+      if (a.dtype !== e.dtype || !shapesEqual(a.shape, e.shape)) {
+        fail('checkpoint', `operand ${i} has type ${a.dtype}${show(a.shape)} but the jaxpr expects ${e.dtype}${show(e.shape)}`);
+      }
+    });
+    return jaxpr.outAvals.map((o) => aval(o.shape, o.dtype, o.weakType));
+  },
+  name: (avals, { name }) => {
+    arity('name', avals, 1);
+    if (typeof name !== 'string') fail('name', `the name must be a string, got ${show(name)}`);
+    return [aval(avals[0]!.shape, avals[0]!.dtype, avals[0]!.weakType)];
+  },
+  device_put: (avals, { srcKind, dstKind }) => {
+    arity('device_put', avals, 1);
+    for (const k of [srcKind, dstKind]) {
+      if (!MEMORY_KINDS.includes(k)) fail('device_put', `unknown memory kind ${show(k)} (memory kinds: ${MEMORY_KINDS.join(', ')})`);
+    }
     return [aval(avals[0]!.shape, avals[0]!.dtype, avals[0]!.weakType)];
   },
 };

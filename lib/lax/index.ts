@@ -1,2 +1,3 @@
 // The `lax` namespace.
 export * from './ops.js';
+export * from './control-flow.js';

@@ -38,6 +38,8 @@ import {
   dynamicSliceRule, dynamicUpdateSliceRule, gatherRule, scatterAddRule, scatterMaxRule, scatterMinRule, scatterMulRule, scatterSetRule,
 } from './indexing.js';
 import { CUMULATIVE_MONOIDS, REDUCE_MONOIDS, argReduceRule, cumulativeRule, reduceRule } from './reductions.js';
+import { condReference, scanReference, whileReference } from './control-flow.js';
+import { checkpointReference } from './checkpoint.js';
 import {
   broadcastInDimRule,
   concatenateRule,
@@ -110,6 +112,12 @@ export const referenceRules: { [P in Primitive]: ReferenceRule<P> } = {
   cummin: cumulativeRule(CUMULATIVE_MONOIDS.cummin),
   dot_general: dotGeneralRule,
   stop_gradient: copyRule,
+  scan: scanReference,
+  while: whileReference,
+  cond: condReference,
+  checkpoint: checkpointReference,
+  name: copyRule,
+  device_put: copyRule,
 };
 
 function checkLength(prim: string, x: RefArray, i: number): void {

@@ -83,13 +83,22 @@ function snake(key: string): string {
   return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
-function paramString(value: unknown): string {
-  if (globalThis.Array.isArray(value)) return `(${value.map(paramString).join(', ')}${value.length === 1 ? ',' : ''})`;
-  if (value instanceof ClosedJaxpr || value instanceof Jaxpr) return `{ ${printJaxpr(value instanceof ClosedJaxpr ? value.jaxpr : value).replace(/\n/g, '\n  ')} }`;
+function holdsJaxpr(value: unknown): boolean {
+  return value instanceof ClosedJaxpr || value instanceof Jaxpr || (globalThis.Array.isArray(value) && value.some(holdsJaxpr));
+}
+
+/** Variable names continue through nested jaxprs (as JAX prints them), so a name means one variable. */
+interface NameCounter {
+  next: number;
+}
+
+function paramString(value: unknown, counter: NameCounter): string {
+  if (globalThis.Array.isArray(value)) return `(${value.map((v) => paramString(v, counter)).join(', ')}${value.length === 1 ? ',' : ''})`;
+  if (value instanceof ClosedJaxpr || value instanceof Jaxpr) return printJaxpr(value instanceof ClosedJaxpr ? value.jaxpr : value, counter);
   if (value === null || value === undefined) return 'None';
   if (typeof value === 'boolean') return value ? 'True' : 'False';
   if (typeof value === 'object') {
-    return `(${Object.entries(value as object).map(([k, v]) => `${snake(k)}=${paramString(v)}`).join(', ')})`;
+    return `(${Object.entries(value as object).map(([k, v]) => `${snake(k)}=${paramString(v, counter)}`).join(', ')})`;
   }
   return String(value);
 }
@@ -103,12 +112,12 @@ export function literalString(l: Literal): string {
   return `${v}:${avalString(l.aval)}`;
 }
 
-export function printJaxpr(jaxpr: Jaxpr): string {
+export function printJaxpr(jaxpr: Jaxpr, counter: NameCounter = { next: 0 }): string {
   const names = new Map<Var, string>();
   const name = (v: Var) => {
     let n = names.get(v);
     if (!n) {
-      n = varName(names.size);
+      n = varName(counter.next++);
       names.set(v, n);
     }
     return n;
@@ -118,9 +127,14 @@ export function printJaxpr(jaxpr: Jaxpr): string {
   const consts = jaxpr.constVars.map(binder).join(' ');
   const ins = jaxpr.inVars.map(binder).join(' ');
   const lines = jaxpr.eqns.map((e) => {
+    const outVars = e.outVars.map(binder).join(' ');
     const params = Object.entries(e.params as object);
-    const p = params.length ? `[${params.map(([k, v]) => `${snake(k)}=${paramString(v)}`).join(' ')}]` : '';
-    return `    ${e.outVars.map(binder).join(' ')} = ${e.primitive}${p} ${e.inputs.map(atom).join(' ')}`;
+    const nested = params.some(([, v]) => holdsJaxpr(v));
+    // params holding jaxprs go one per line, as JAX prints scan / cond / while
+    const p = !params.length ? '' : nested
+      ? `[\n${params.map(([k, v]) => `      ${snake(k)}=${paramString(v, counter).replace(/\n/g, '\n      ')}`).join('\n')}\n    ]`
+      : `[${params.map(([k, v]) => `${snake(k)}=${paramString(v, counter)}`).join(' ')}]`;
+    return `    ${outVars} = ${e.primitive}${p} ${e.inputs.map(atom).join(' ')}`;
   });
   const outs = jaxpr.outs.map(atom);
   return `{ lambda ${consts}${consts ? '' : ''}; ${ins}. let\n${lines.join('\n')}${lines.length ? '\n' : ''}  in (${outs.join(', ')}${outs.length === 1 ? ',' : ''}) }`;

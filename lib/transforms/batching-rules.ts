@@ -25,6 +25,10 @@ import {
   aval,
 } from '../core/primitives.js';
 import * as lax from '../lax/ops.js';
+import { checkpointBatch } from './remat-rules.js';
+import { condBatch } from './control-flow/cond-rules.js';
+import { scanBatch } from './control-flow/scan-rules.js';
+import { whileBatch } from './control-flow/while-rules.js';
 
 /** Where an array's batch dimension is; null when the value is the same for every batch element. */
 export type BatchDim = number | null;
@@ -306,4 +310,10 @@ export const batchingRules: { [P in Primitive]: BatchRule<P> } = {
   argmin: reduceRule('argmin'),
   dot_general: dotGeneralRule,
   stop_gradient: unaryRule('stop_gradient'),
+  checkpoint: checkpointBatch,
+  name: unaryRule('name'),
+  device_put: unaryRule('device_put'),
+  scan: scanBatch,
+  while: whileBatch,
+  cond: condBatch,
 };

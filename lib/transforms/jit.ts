@@ -15,6 +15,8 @@ import { defaultDevice } from '../runtime/device.js';
 import { findTopMain } from '../trace/core.js';
 import { ClosedJaxpr, evalJaxpr } from '../trace/jaxpr.js';
 import { flattenFunction, traceToJaxpr } from '../trace/jaxpr-trace.js';
+import { usesControlFlow } from './control-flow/jaxprs.js';
+import { segmentedProgram } from './control-flow/segmented.js';
 
 export interface JitOptions {
   staticArgnums?: number | number[];
@@ -109,7 +111,9 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
     const { entry, arrays, leaves, normalize, leavesPerArg } = prepare(args);
     // Tracers among the arguments, or a jit tracing around us: stage the equations into that trace.
     const concrete = findTopMain(arrays) === null;
-    const outs = concrete ? compiled(entry).run(arrays, entry.closed.consts) : evalJaxpr(entry.closed.jaxpr, entry.closed.consts, arrays);
+    // control flow (scan / while / cond) runs between compiled straight-line segments (control-flow/segmented.ts)
+    const run = () => (usesControlFlow(entry.closed.jaxpr) ? segmentedProgram(entry.closed).run(arrays) : compiled(entry).run(arrays, entry.closed.consts));
+    const outs = concrete ? run() : evalJaxpr(entry.closed.jaxpr, entry.closed.consts, arrays);
     if (concrete) {
       // arrays made from JS numbers for this call are ours to free (outputs hold their own references)
       arrays.forEach((a, i) => {

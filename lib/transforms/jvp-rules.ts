@@ -19,6 +19,10 @@ import { sizeOf } from '../core/shape.js';
 import {
   type JvpRule, type Tangent, addTangents, broadcastTo, full, instantiate, jvpFlat, scalar, zerosLike,
 } from './jvp.js';
+import { checkpointJvp } from './remat-rules.js';
+import { condJvp } from './control-flow/cond-rules.js';
+import { scanJvp } from './control-flow/scan-rules.js';
+import { whileJvp } from './control-flow/while-rules.js';
 
 // ---- primitive helpers (bind directly: no coercion, no tidy scopes) ----
 
@@ -425,4 +429,14 @@ export const jvpRules: { [P in Primitive]: JvpRule<P> } = {
     if (ty) acc = addTangents(acc, bind1('dot_general', [x!, ty], params));
     return [[out], [acc]];
   },
+
+  // remat (remat-rules.ts): the tangent of a named value is not named; a transfer moves the tangent too
+  checkpoint: checkpointJvp,
+  name: ([x], [t], params) => [[bind1('name', [x!], params)], [t!]],
+  device_put: linearJvp('device_put'),
+
+  // control flow (control-flow/*-rules.ts)
+  scan: scanJvp,
+  while: whileJvp,
+  cond: condJvp,
 };

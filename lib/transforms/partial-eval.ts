@@ -6,6 +6,7 @@
 // the linear tangent map. Which known values are saved as residuals and
 // which are recomputed on the unknown side is decided in one place,
 // `selectResiduals`, where remat policies plug in.
+import type { Primitive } from '../core/primitives.js';
 import { type Atom, Jaxpr, type JaxprEqn, Var } from '../trace/jaxpr.js';
 
 export interface PartialEvalOptions {
@@ -18,6 +19,18 @@ export interface PartialEvalOptions {
    */
   saveable?: (eqn: JaxprEqn) => boolean;
 }
+
+/**
+ * How an equation with some unknown inputs splits, for primitives that hold
+ * jaxprs (checkpoint; JAX's partial_eval_jaxpr_custom_rules): the known
+ * equations read only known values and define the equation's known outputs
+ * (and any residual variables they add); the unknown equations define its
+ * unknown outputs. Without a rule, the whole equation is unknown.
+ */
+export type PartialEvalRule = (eqn: JaxprEqn, inUnknowns: readonly boolean[]) => { known: JaxprEqn[]; unknown: JaxprEqn[] };
+
+/** Registered by the modules that define such primitives (remat-rules.ts for checkpoint). */
+export const partialEvalRules: { [P in Primitive]?: PartialEvalRule } = {};
 
 export interface PartialEvalResult {
   /** constVars: the original's; inVars: the known inputs; outs: the known outputs, then the residuals. */
@@ -85,8 +98,26 @@ export function partialEvalJaxpr(jaxpr: Jaxpr, inUnknowns: readonly boolean[], o
   const knownEqns: JaxprEqn[] = [];
   const unknownEqns: JaxprEqn[] = [];
   const producer = new Map<Var, JaxprEqn>();
+  // the equations in order, with rule-split equations replaced by their parts
+  const ordered: JaxprEqn[] = [];
   for (const e of jaxpr.eqns) {
-    if (e.inputs.some((a) => a instanceof Var && unknownVars.has(a))) {
+    const inUnknown = e.inputs.map((a) => a instanceof Var && unknownVars.has(a));
+    const rule = partialEvalRules[e.primitive];
+    if (rule && inUnknown.some((u) => u)) {
+      const split = rule(e, inUnknown);
+      for (const k of split.known) {
+        knownEqns.push(k);
+        for (const v of k.outVars) producer.set(v, k);
+      }
+      for (const u of split.unknown) {
+        unknownEqns.push(u);
+        for (const v of u.outVars) unknownVars.add(v);
+      }
+      ordered.push(...split.known, ...split.unknown);
+      continue;
+    }
+    ordered.push(e);
+    if (inUnknown.some((u) => u)) {
       unknownEqns.push(e);
       for (const v of e.outVars) unknownVars.add(v);
     } else {
@@ -104,7 +135,7 @@ export function partialEvalJaxpr(jaxpr: Jaxpr, inUnknowns: readonly boolean[], o
 
   // recomputed known equations run on the unknown side, in their original order, before their uses
   const unknownSide = new Set<JaxprEqn>([...neededUnknown, ...recomputed]);
-  const unknownBody = jaxpr.eqns.filter((e) => unknownSide.has(e));
+  const unknownBody = ordered.filter((e) => unknownSide.has(e));
   const knownBody = deadCodeElimination(knownEqns, [...knownOuts, ...residuals]);
 
   const known = new Jaxpr(jaxpr.constVars, jaxpr.inVars.filter((_, i) => !inUnknowns[i]), knownBody, [...knownOuts, ...residuals]);

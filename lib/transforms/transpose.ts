@@ -13,6 +13,10 @@ import { shapesEqual } from '../core/shape.js';
 import { type Atom, type Jaxpr, Literal, Var, literalArray } from '../trace/jaxpr.js';
 import { inverseGather, scatterWinners } from './jvp-rules.js';
 import { unbroadcast, zerosLike } from './jvp.js';
+import { checkpointTranspose } from './remat-rules.js';
+import { condTranspose } from './control-flow/cond-rules.js';
+import { scanTranspose } from './control-flow/scan-rules.js';
+import { whileTranspose } from './control-flow/while-rules.js';
 
 /** A linear input of an equation being transposed: only its aval is known. */
 export class UndefinedPrimal {
@@ -33,6 +37,15 @@ export interface NotLinear {
   readonly notLinear: true;
 }
 export const notLinear: NotLinear = Object.freeze({ notLinear: true as const });
+
+/**
+ * The entry of a primitive with several outputs (control flow): from each
+ * output's cotangent (null for zero; at least one is not) and the inputs, the
+ * cotangent of each input.
+ */
+export interface MultiOutputTranspose<P extends Primitive> {
+  readonly multiOutput: (cts: (Array | null)[], inputs: LinearInput[], params: PrimitiveParams[P]) => (Array | null)[];
+}
 
 const isUndefined = (x: LinearInput): x is UndefinedPrimal => x instanceof UndefinedPrimal;
 const avalOf = (x: LinearInput): ShapedArray => x.aval;
@@ -199,7 +212,7 @@ const dynamicUpdateSliceTranspose: TransposeRule<'dynamic_update_slice'> = (ct, 
   ];
 };
 
-export const transposeRules: { [P in Primitive]: TransposeRule<P> | NotLinear } = {
+export const transposeRules: { [P in Primitive]: TransposeRule<P> | NotLinear | MultiOutputTranspose<P> } = {
   neg: unaryLinear((ct) => bind1('neg', [ct], {})),
   sign: notLinear, floor: notLinear, ceil: notLinear, round: notLinear, is_finite: notLinear, exp: notLinear,
   exp2: notLinear, log: notLinear, expm1: notLinear, log1p: notLinear, tanh: notLinear, logistic: notLinear,
@@ -248,6 +261,16 @@ export const transposeRules: { [P in Primitive]: TransposeRule<P> | NotLinear } 
   cumprod: notLinear, cummax: notLinear, cummin: notLinear,
 
   dot_general: dotGeneralTranspose,
+
+  // remat (remat-rules.ts): checkpoint_name is the identity; a transfer's cotangent goes back to the source memory kind
+  checkpoint: { multiOutput: checkpointTranspose },
+  name: unaryLinear((ct) => ct),
+  device_put: unaryLinear((ct, _x, { srcKind, dstKind }) => bind1('device_put', [ct], { srcKind: dstKind, dstKind: srcKind })),
+
+  // control flow (control-flow/*-rules.ts); reverse mode through while raises JAX's error
+  scan: { multiOutput: scanTranspose },
+  while: { multiOutput: whileTranspose },
+  cond: { multiOutput: condTranspose },
 };
 
 // ---- the backward pass ----
@@ -302,16 +325,21 @@ export function backwardPass(jaxpr: Jaxpr, consts: readonly Array[], args: reado
 
   for (let k = linearEqns.length - 1; k >= 0; k--) {
     const e = linearEqns[k]!;
-    if (e.outVars.length !== 1) throw new Error(`backwardPass: ${e.primitive} has ${e.outVars.length} outputs; transpose rules take one`);
-    const ct = cts.get(e.outVars[0]!);
-    if (!ct) continue;
-    cts.delete(e.outVars[0]!);
-    const rule = transposeRules[e.primitive] as TransposeRule<Primitive> | NotLinear;
+    const rule = transposeRules[e.primitive] as TransposeRule<Primitive> | NotLinear | MultiOutputTranspose<Primitive>;
+    const outCts = e.outVars.map((v) => cts.get(v) ?? null);
+    if (outCts.every((c) => c === null)) continue;
+    e.outVars.forEach((v) => cts.delete(v));
     if ('notLinear' in rule) {
       throw new Error(`backwardPass: ${e.primitive} is not linear but was applied to a tangent (its jvp rule is wrong)`);
     }
     const inputs = e.inputs.map((a) => (isLinear(a) ? new UndefinedPrimal(a.aval) : read(a)));
-    const inCts = rule(ct, inputs, e.params);
+    let inCts: (Array | null)[];
+    if ('multiOutput' in rule) {
+      inCts = rule.multiOutput(outCts, inputs, e.params);
+    } else {
+      if (e.outVars.length !== 1) throw new Error(`backwardPass: ${e.primitive} has ${e.outVars.length} outputs; its transpose rule takes one`);
+      inCts = rule(outCts[0]!, inputs, e.params);
+    }
     e.inputs.forEach((a, i) => {
       const c = inCts[i];
       if (c && isLinear(a)) accumulate(a, c);
