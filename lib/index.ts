@@ -25,3 +25,5 @@ export { jvp } from './transforms/jvp.js';
 export { grad, linearize, valueAndGrad, vjp, vjpWithAux } from './transforms/vjp.js';
 export { adCheckpoint, checkpoint, checkpointName, checkpointPolicies, remat } from './transforms/remat.js';
 export type { CheckpointOptions, CheckpointPolicy, MemoryKind, PolicyDecision } from './transforms/remat.js';
+export * as random from './random/index.js';
+export * as nn from './nn/index.js';

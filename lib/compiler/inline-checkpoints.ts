@@ -1,7 +1,7 @@
 // Before fusion, remat's primitives leave the program: a checkpoint's jaxpr
 // is inlined (with fresh variables: the known and unknown halves of a
 // partially evaluated checkpoint share equations), and checkpoint_name, an
-// identity, disappears. A differentiated checkpoint (the backward pass's
+// identity, disappears, as does stop_gradient (an identity once differentiated). A differentiated checkpoint (the backward pass's
 // recomputation) with preventCse reads its operands through `copy`
 // equations, as JAX lowers it behind an optimization barrier: CSE then
 // cannot merge the recomputation with the forward computation it repeats
@@ -16,7 +16,7 @@ function inline(out: JaxprEqn[], jaxpr: Jaxpr, args: readonly Atom[] | null): At
   const read = (a: Atom): Atom => (a instanceof Var ? (env.get(a) ?? a) : a);
   for (const e of jaxpr.eqns) {
     const inputs = e.inputs.map(read);
-    if (e.primitive === 'name') {
+    if (e.primitive === 'name' || e.primitive === 'stop_gradient') {
       env.set(e.outVars[0]!, inputs[0]!);
       continue;
     }
@@ -41,9 +41,9 @@ function inline(out: JaxprEqn[], jaxpr: Jaxpr, args: readonly Atom[] | null): At
   return jaxpr.outs.map(read);
 }
 
-/** The jaxpr with every checkpoint inlined and every checkpoint_name removed (the jaxpr itself when it has none). */
+/** The jaxpr with every checkpoint inlined and every checkpoint_name and stop_gradient removed (the jaxpr itself when it has none). */
 export function inlineCheckpoints(jaxpr: Jaxpr): Jaxpr {
-  if (!jaxpr.eqns.some((e) => e.primitive === 'checkpoint' || e.primitive === 'name')) return jaxpr;
+  if (!jaxpr.eqns.some((e) => e.primitive === 'checkpoint' || e.primitive === 'name' || e.primitive === 'stop_gradient')) return jaxpr;
   const eqns: JaxprEqn[] = [];
   const outs = inline(eqns, jaxpr, null);
   return new Jaxpr(jaxpr.constVars, jaxpr.inVars, eqns, outs);
