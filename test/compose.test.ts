@@ -45,3 +45,34 @@ test('a jitted function that closes over an outer tracer can be reused under ano
   t.is(g1.item(), 6);
   t.is(g2.item(), 6);
 });
+
+test('the tutorial network under scan: grad with saveAndOffloadOnlyTheseNames equals grad of the unrolled network, and the offload is in the jaxpr', (t) => {
+  const policies = jax.checkpointPolicies;
+  const policy = policies.saveAndOffloadOnlyTheseNames({ namesWhichCanBeSaved: [], namesWhichCanBeOffloaded: ['x'], offloadSrc: 'device', offloadDst: 'pinned_host' });
+  const layer = (x: jax.Array, w1: jax.Array, w2: jax.Array) => {
+    const h = jax.checkpointName(jnp.sin(jnp.matmul(x, w1)), 'x') as jax.Array;
+    return jnp.matmul(h, w2);
+  };
+  const scanned = (params: [jax.Array, jax.Array], x: jax.Array) => {
+    const body = jax.checkpoint((c: jax.Array, [w1, w2]: [jax.Array, jax.Array]) => [layer(c, w1, w2), null] as [jax.Array, null], { policy });
+    const [y] = jax.lax.scan(body as never, x, params) as [jax.Array, unknown];
+    return jnp.sum(y);
+  };
+  const unrolled = (params: [jax.Array, jax.Array], x: jax.Array) => {
+    let h = x;
+    for (let i = 0; i < 4; i++) h = layer(h, params[0].index(i), params[1].index(i));
+    return jnp.sum(h);
+  };
+  const x = jnp.multiply(jnp.sin(jnp.arange(24, undefined, undefined, { dtype: 'float32' })), 0.5).reshape([3, 8]);
+  const w1 = jnp.multiply(jnp.cos(jnp.arange(4 * 8 * 16, undefined, undefined, { dtype: 'float32' })), 0.3).reshape([4, 8, 16]);
+  const w2 = jnp.multiply(jnp.sin(jnp.arange(4 * 16 * 8, undefined, undefined, { dtype: 'float32' })), 0.3).reshape([4, 16, 8]);
+  const [g1, g2] = jax.grad(scanned)([w1, w2], x) as [jax.Array, jax.Array];
+  const [u1, u2] = jax.grad(unrolled)([w1, w2], x) as [jax.Array, jax.Array];
+  assertArray(t, g1, u1, { tol: 1e-5 });
+  assertArray(t, g2, u2, { tol: 1e-5 });
+  const [j1] = jax.jit(jax.grad(scanned))([w1, w2], x) as [jax.Array, jax.Array];
+  assertArray(t, j1, u1, { tol: 1e-5 });
+  const text = String(jax.makeJaxpr(jax.grad(scanned))([w1, w2], x));
+  t.true(text.includes('dst_kind=pinned_host'), 'the residual goes to pinned_host');
+  t.true(text.includes('src_kind=pinned_host'), 'and comes back for the backward pass');
+});
