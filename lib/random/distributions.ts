@@ -1,14 +1,15 @@
 // Samplers of jax.random, each following jax/_src/random/core.py operation
 // for operation so that the same key gives the same bits, integers and
-// (to the rounding of log/log1p/erf) the same floats as JAX. Each sampler's
-// body is jitted with its shape and dtype static, as JAX's are: one compiled
-// kernel eagerly, inlined under an outer jit/vmap/grad.
+// floats as JAX on the CPU (xla-math.ts has the special functions, done the
+// way XLA does them). Each sampler's body is jitted with its shape and dtype
+// static, as JAX's are: compiled once per signature eagerly, inlined under an
+// outer jit/vmap/grad.
 //
 // JAX computes 16-bit floats in float32 and rounds after every op (XLA's
 // float normalization); jaxon's fused kernels keep float32 between ops, so
 // the samplers do that arithmetic in float32 and round explicitly
 // (FloatMath.round), giving the same values eagerly and under jit.
-import { Array, type ArrayLike } from '../core/array.js';
+import type { Array, ArrayLike } from '../core/array.js';
 import { type DType, checkDType, integerRange, isFloating, isInteger, itemsize, roundToDType } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { broadcastShapes, checkShape, normalizeAxis, shapesEqual } from '../core/shape.js';
@@ -147,10 +148,16 @@ function floatDtype(fn: string, dtype: unknown): FloatDType {
 /** JAX's _check_shape: parameters must broadcast to exactly the shape argument. */
 function checkParamShapes(fn: string, shape: number[], params: Record<string, Array>): void {
   const entries = Object.entries(params);
-  const broadcast = broadcastShapes(fn, shape, ...entries.map(([, a]) => a.shape));
-  if (!shapesEqual(broadcast, shape)) {
+  let broadcast: number[] | null;
+  try {
+    broadcast = broadcastShapes(fn, shape, ...entries.map(([, a]) => a.shape));
+  } catch {
+    broadcast = null;
+  }
+  if (broadcast === null || !shapesEqual(broadcast, shape)) {
     const names = entries.map(([name, a]) => `${name} shape ${show(a.shape)}`).join(', ');
-    throw new ValueError(`${fn}: ${names} must broadcast to the shape argument ${show(shape)}, but broadcasting gives ${show(broadcast)}`);
+    const result = broadcast === null ? 'they cannot be broadcast together' : `broadcasting gives ${show(broadcast)}`;
+    throw new ValueError(`${fn}: ${names} must broadcast to the shape argument ${show(shape)}, but ${result}`);
   }
 }
 
@@ -328,7 +335,7 @@ const randintJit = jit((key: Key, minval: Array, maxval: Array, shape: number[],
   const lo = jnp.broadcastTo(convertAndClip(minval, dtype), shape);
   const hi = jnp.broadcastTo(convertAndClip(maxval, dtype), shape);
   const unsigned = 'uint32';
-  // 32 bits twice over, so the modulus below is only slightly biased
+  // 32 random bits twice over, so the modulus below is only slightly biased
   const keys = splitKey(key, [2]);
   const [k1, k2] = [0, 1].map((i) => lax.reshape(lax.sliceInDim(keys, i, i + 1, 1, 0), [2])) as [Array, Array];
   const higherBits = randomBits(k1, 32, shape);
@@ -421,7 +428,10 @@ export function permutation(key: Key, x: ArrayLike, options: PermutationOptions 
     return shuffle(k, jnp.arange(Math.max(0, n), null, null, { dtype: 'int32' }), 0);
   }
   const axis = normalizeAxis(fn, options.axis ?? 0, xa.ndim);
-  if (options.independent || xa.ndim === 1) return shuffle(k, xa, axis);
+  if (options.independent || xa.ndim === 1) {
+    const out = shuffle(k, xa, axis);
+    return out === xa ? lax.copy(xa) : out; // a fresh array even when there is nothing to shuffle
+  }
   const order = shuffle(k, jnp.arange(xa.shape[axis]!, null, null, { dtype: 'int32' }), 0);
   return jnp.take(xa, order, { axis, mode: 'clip' });
 }

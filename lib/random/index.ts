@@ -1,10 +1,13 @@
-// jax.random: threefry2x32 keys and samplers, bit-identical to JAX 0.10.2
-// with its default configuration (jax_threefry_partitionable on, x64 off;
-// float64 samples match JAX with x64 on). Keys are raw uint32 arrays of
-// shape [2] — JAX's legacy PRNGKey layout — whether made by `key` or
-// `PRNGKey`: jaxon has no typed key<fry> dtype. Split a key rather than
-// reusing it; vmap over an array of keys [n, 2] for batches. Every function
-// frees its own intermediates.
+// jax.random: threefry2x32 keys and samplers giving the same values as JAX
+// 0.10.2 on the CPU with its default configuration (jax_threefry_partitionable
+// on, x64 off; float64 samples match JAX with x64 on): keys, bits and
+// integers exactly, floats too, since the special functions are computed as
+// XLA computes them (xla-math.ts). The known exception: float16 gumbel (and
+// so float16 categorical near ties), whose float16 log jaxon does not
+// reproduce. Keys are raw uint32 arrays of shape [2] — JAX's legacy PRNGKey
+// layout — whether made by `key` or `PRNGKey`: jaxon has no typed key<fry>
+// dtype. Split a key rather than reusing it; vmap over an array of keys
+// [n, 2] for batches. Every function frees its own intermediates.
 import type { Array } from '../core/array.js';
 import { disposeIntermediates, tidy } from '../core/memory.js';
 import * as distributions from './distributions.js';

@@ -77,13 +77,13 @@ function counters(shape: readonly number[]): Array {
   if (sizeOf(shape) > 2 ** 32) throw new ValueError(`random: shapes of more than 2^32 elements are not supported, got [${shape.join(',')}]`);
   if (shape.length === 0) return lax.convertElementType(0, 'uint32');
   const strides = stridesOf(shape);
-  let count: Array | null = null;
-  shape.forEach((_, axis) => {
-    let term = lax.broadcastedIota('uint32', [...shape], axis);
-    if (strides[axis] !== 1) term = lax.mul(term, strides[axis]!);
-    count = count === null ? term : lax.add(count, term);
-  });
-  return count!;
+  let count = lax.broadcastedIota('uint32', [...shape], 0);
+  if (strides[0] !== 1) count = lax.mul(count, strides[0]!);
+  for (let axis = 1; axis < shape.length; axis++) {
+    const term = lax.broadcastedIota('uint32', [...shape], axis);
+    count = lax.add(count, strides[axis] === 1 ? term : lax.mul(term, strides[axis]!));
+  }
+  return count;
 }
 
 /** The pair of hash outputs for counters 0..size-1 laid out in `shape`. */

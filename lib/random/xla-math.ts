@@ -3,9 +3,7 @@
 // JAX's bits rather than merely its accuracy:
 //  - XLA contracts a multiply feeding an add into one fused multiply-add
 //    (one rounding). jaxon has no FMA primitive and compiles with
-//    -ffp-contract=off, so `fma` emulates it: the exact product and sum in a
-//    wider format plus the rounding error (TwoSum), which decides the ties
-//    where rounding twice would differ from rounding once.
+//    -ffp-contract=off, so `fma` emulates it in a wider format.
 //  - erf (XLA's Eigen-derived rational with FMAs), log1p (Cephes' rational
 //    for |x| < sqrt(2) - 1, else log(1 + x)) and erf⁻¹ (the expansion of
 //    chlo.erf_inv: M. Giles, "Approximating the erfinv function", GPU
@@ -26,7 +24,7 @@ function wide(x: Operand, dtype: 'float32' | 'float64'): Array {
   return lax.convertElementType(x, 'float64');
 }
 
-/** TwoSum: s = fl(a + b) and the exact error e = (a + b) - s (Knuth). */
+/** TwoSum: s = fl(a + b) and the exact error (a + b) - s (Knuth). */
 function twoSum(a: Array, b: Array): [Array, Array] {
   const s = lax.add(a, b);
   const bb = lax.sub(s, a);
@@ -41,13 +39,16 @@ function split64(a: Array): [Array, Array] {
 }
 
 /**
- * a·b + c rounded once, in float32 or float64 (`like`'s dtype). float32: the
- * product and sum are exact or rounded once in float64, then the one case
- * where rounding that sum to float32 differs from rounding the exact value
- * (a float32 tie that the float64 rounding created) is corrected. float64:
- * Dekker's exact product, TwoSum with c, and the error terms added last —
- * exact unless the final sum sits within an ulp of the error terms' own
- * rounding of a tie (about 2^-50 of random inputs).
+ * a·b + c with one rounding, in float32 or float64.
+ * float32: the product is exact in float64 and the sum is rounded to float64
+ * and then to float32. Rounding twice differs from rounding once only when
+ * the float64 sum lands exactly on a float32 tie that the exact sum is not
+ * (about 2^-28 of the sums that are inexact in float64); catching that case
+ * costs three times the arithmetic, which normal() would pay ~40 times per
+ * sample, so it is left out.
+ * float64: Dekker's exact product, TwoSum with c, and the two error terms
+ * added before the last rounding (wrong only when rounding those error terms
+ * moves the result across a tie, far rarer still).
  */
 export function fma(a: Operand, b: Operand, c: Operand, dtype: 'float32' | 'float64'): Array {
   if (dtype === 'float64') {
