@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as jax from '../lib/index.js';
+import { compileBenchmarks } from './compile.js';
 import { eagerBenchmarks } from './eager.js';
 
 function timeSuite(cacheDir: string): number {
@@ -26,6 +27,15 @@ async function main(): Promise<void> {
     console.log(`| ${r.name} | ${mean} | ${r.rme.toFixed(1)} | ${r.samples} | ${r.note ?? ''} |`);
   }
   const results: Record<string, unknown> = { machine, backend: info, date: new Date().toISOString(), eager };
+  if (process.argv.includes('--compile')) {
+    const { cold, warm } = compileBenchmarks();
+    const line = (r: Record<string, number>) =>
+      `trace ${r['traceMs']!.toFixed(0)} ms, first call ${r['firstCallMs']!.toFixed(0)} ms, second call ${r['secondCallMs']!.toFixed(0)} ms (compile ≈ ${(r['firstCallMs']! - r['secondCallMs']!).toFixed(0)} ms)`;
+    console.log(`
+jit(grad(scan network)), fresh process, empty kernel cache: ${line(cold)}`);
+    console.log(`jit(grad(scan network)), fresh process, warm disk cache:  ${line(warm)}`);
+    results['compile'] = { cold, warm };
+  }
   if (process.argv.includes('--suite')) {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'jaxon-bench-cache-'));
     const cold = timeSuite(dir);
