@@ -6,10 +6,10 @@ import * as jax from '../lib/index.js';
 
 test('environmentInfo names the platform and, without CUDA, why in one line', (t) => {
   const info = jax.environmentInfo();
-  t.is<string>(info.platform, jax.defaultBackend());
+  t.is(info.platform as string, jax.defaultBackend() as string);
   t.false(info.cuda.includes('\n'));
-  if (info.platform === 'cpu') t.regex(info.cuda, /running on the CPU because|CUDA device/);
-  t.is(jax.devices()[0]!.platform, info.platform);
+  if ((info.platform as string) === 'cpu') t.regex(info.cuda, /running on the CPU because|CUDA device/);
+  t.is(jax.devices()[0]!.platform as string, info.platform as string);
 });
 
 test('npm run test:gpu runs on the cuda backend', (t) => {
