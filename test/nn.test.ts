@@ -4,11 +4,11 @@
 // standardize, gradients via jax.grad (relu'(0) = 0), the initializers
 // (bit-for-bit samples, fans, statistics), and bad input.
 import test from 'ava';
-import fs from 'node:fs';
 import * as jax from '../lib/index.js';
 import type { Array } from '../lib/core/array.js';
 import type { DType } from '../lib/core/dtype.js';
 import { assertArray, assertThrowsMentioning } from './helpers/oracle.js';
+import { decodeNumber as decode, loadFixture } from './helpers/fixtures.js';
 
 const jnp = jax.numpy;
 const nn = jax.nn;
@@ -43,8 +43,7 @@ interface Fixture {
   initializers: InitCase[];
 }
 
-const fixture = JSON.parse(fs.readFileSync('test/fixtures/nn.json', 'utf8')) as Fixture;
-const decode = (v: Encoded): number => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
+const fixture = loadFixture<Fixture>('nn.json');
 
 function makeArray(s: Spec): Array {
   return jnp.reshape(jnp.array(s.values.map(decode), { dtype: s.dtype }), s.shape);

@@ -2,12 +2,12 @@
 // (test/fixtures/gen_numpy_indexing.py emulates JAX's out-of-bounds rules),
 // the compiled kernels against the reference interpreter, and bad input.
 import test from 'ava';
-import fs from 'node:fs';
 import type { Array, IndexItem } from '../lib/core/array.js';
 import type { DType } from '../lib/core/dtype.js';
 import * as jnp from '../lib/numpy/index.js';
 import { at, index, take, takeAlongAxis } from '../lib/numpy/indexing.js';
 import { assertArray, assertThrowsMentioning, checkAgainstReference } from './helpers/oracle.js';
+import { decodeNumber as number, loadFixture } from './helpers/fixtures.js';
 
 type Value = number | boolean | string;
 interface Encoded {
@@ -24,9 +24,8 @@ interface Fixture {
   takeAlongAxis: { name: string; a: Encoded; indices: Encoded; axis: number | null; mode: 'fill' | 'clip' | null; fillValue: number | null; expected: Encoded }[];
 }
 
-const fixture = JSON.parse(fs.readFileSync('test/fixtures/numpy-indexing.json', 'utf8')) as Fixture;
+const fixture = loadFixture<Fixture>('numpy-indexing.json');
 
-const number = (v: Value): number => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : Number(v));
 const expected = (e: Encoded) => ({ shape: e.shape, dtype: e.dtype, values: e.values.map(number) });
 const decode = (e: Encoded): Array => jnp.array(e.values.map(number), { dtype: e.dtype }).reshape(e.shape);
 const arange = (shape: number[], dtype: DType = 'float32'): Array => {

@@ -4,14 +4,13 @@
 // interpreter, JAX's dtype rules where they differ from NumPy's, and the
 // errors for bad input.
 import test from 'ava';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { Array } from '../lib/core/array.js';
 import { arrayFromValues } from '../lib/core/bind.js';
 import type { DType } from '../lib/core/dtype.js';
 import { array, arange, zeros } from '../lib/numpy/creation.js';
 import * as m from '../lib/numpy/manipulation.js';
 import { assertArray, assertThrowsMentioning, checkAgainstReference } from './helpers/oracle.js';
+import { decodeNumber as decode, loadFixture } from './helpers/fixtures.js';
 
 type Value = number | 'nan' | 'inf' | '-inf';
 interface Encoded {
@@ -27,9 +26,8 @@ interface Case {
   expected: Encoded | Encoded[] | number[];
 }
 
-const fixture = JSON.parse(fs.readFileSync(path.resolve(process.cwd(), 'test/fixtures/manipulation.json'), 'utf8')) as { cases: Case[] };
+const fixture = loadFixture<{ cases: Case[] }>('manipulation.json');
 
-const decode = (v: Value): number => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
 const build = (e: Encoded): Array => arrayFromValues(e.values.map(decode), e.shape, e.dtype);
 const expectation = (e: Encoded) => ({ shape: e.shape, dtype: e.dtype, values: e.values.map(decode) });
 

@@ -2,13 +2,13 @@
 // under JAX's dtype rules), the float64 reference interpreter on a few
 // compositions, accuracy of float32 sums over 1e6 elements, and bad input.
 import test from 'ava';
-import fs from 'node:fs';
 import { Array } from '../lib/core/array.js';
 import type { DType } from '../lib/core/dtype.js';
 import * as lax from '../lib/lax/ops.js';
 import { array } from '../lib/numpy/creation.js';
 import * as r from '../lib/numpy/reductions.js';
 import { assertArray, assertThrowsMentioning, checkAgainstReference, randomValues } from './helpers/oracle.js';
+import { decodeNumber as decode, loadFixture } from './helpers/fixtures.js';
 
 type Encoded = number | 'nan' | 'inf' | '-inf';
 interface Spec {
@@ -30,9 +30,8 @@ interface Fixture {
   cases: Case[];
 }
 
-const fixture = JSON.parse(fs.readFileSync('test/fixtures/numpy-reductions.json', 'utf8')) as Fixture;
+const fixture = loadFixture<Fixture>('numpy-reductions.json');
 
-const decode = (v: Encoded): number => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
 
 function makeArray(spec: { shape: number[]; dtype: DType; values: (Encoded | boolean)[] }): Array {
   const flat = array(spec.values.map((v) => (typeof v === 'boolean' ? v : decode(v))), { dtype: spec.dtype });

@@ -1,12 +1,12 @@
 // jnp.isclose / allclose against NumPy (test/fixtures/gen_numpy_testing.py),
 // arrayEqual / arrayEquiv by hand, and bad input.
 import test from 'ava';
-import fs from 'node:fs';
 import type { Array } from '../lib/core/array.js';
 import type { DType } from '../lib/core/dtype.js';
 import * as jnp from '../lib/numpy/index.js';
 import { allclose, arrayEqual, arrayEquiv, isclose } from '../lib/numpy/testing.js';
 import { assertArray, assertThrowsMentioning, checkAgainstReference } from './helpers/oracle.js';
+import { decodeNumber as number, loadFixture } from './helpers/fixtures.js';
 
 type Value = number | boolean | string;
 interface Case {
@@ -18,8 +18,7 @@ interface Case {
   allclose: boolean;
 }
 
-const cases = (JSON.parse(fs.readFileSync('test/fixtures/numpy-testing.json', 'utf8')) as { isclose: Case[] }).isclose;
-const number = (v: Value): number => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : Number(v));
+const cases = loadFixture<{ isclose: Case[] }>('numpy-testing.json').isclose;
 const decode = (e: Case['a']): Array => jnp.array(e.values.map(number), { dtype: e.dtype }).reshape(e.shape);
 
 /** A 0-d bool Array holding `value`. */

@@ -3,7 +3,6 @@
 // decay, masking, clipping, chaining and schedules are all exercised; the
 // saturating int32 count; states under jit with donation; bad input.
 import test from 'ava';
-import fs from 'node:fs';
 import * as jax from '../lib/index.js';
 import type { Array } from '../lib/core/array.js';
 
@@ -11,6 +10,7 @@ const isJsArray = globalThis.Array.isArray;
 import type { DType } from '../lib/core/dtype.js';
 import * as optax from '../lib/optax/index.js';
 import { assertArray, assertThrowsMentioning } from './helpers/oracle.js';
+import { decodeNumber as decode, loadFixture } from './helpers/fixtures.js';
 
 const jnp = jax.numpy;
 
@@ -34,8 +34,7 @@ interface Case {
   steps: Step[];
 }
 
-const fixture = JSON.parse(fs.readFileSync('test/fixtures/optax.json', 'utf8')) as { optax: string; cases: Case[] };
-const decode = (v: Encoded): number => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
+const fixture = loadFixture<{ optax: string; cases: Case[] }>('optax.json');
 const values = (s: Spec) => s.values.map(decode);
 
 function makeArray(s: Spec): Array {

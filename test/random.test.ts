@@ -3,7 +3,6 @@
 // sampler for several keys, shapes and dtypes, value for value; then argument
 // errors, large-sample statistics, jit and vmap, and memory.
 import test, { type ExecutionContext } from 'ava';
-import fs from 'node:fs';
 import * as jax from '../lib/index.js';
 import { Array } from '../lib/core/array.js';
 import type { DType } from '../lib/core/dtype.js';
@@ -11,6 +10,7 @@ import { stableArgsort } from '../lib/random/sort.js';
 import { threefry2x32, threefry2x32Hash } from '../lib/random/threefry.js';
 import { erfInv } from '../lib/random/xla-math.js';
 import { assertArray, assertThrowsMentioning, randomValues } from './helpers/oracle.js';
+import { decodeNumber as decode, loadFixture } from './helpers/fixtures.js';
 
 const { random, numpy: jnp } = jax;
 
@@ -27,7 +27,7 @@ interface Case {
   out: Out;
 }
 
-const fixtures = JSON.parse(fs.readFileSync('test/fixtures/random.json', 'utf8')) as {
+const fixtures = loadFixture<{
   kat: { key: number[]; count: number[]; out: number[] }[];
   hash: { key: number[]; x1: number[]; x2: number[]; y1: number[]; y2: number[] };
   threefry2x32Odd: { key: number[]; count: number[]; out: number[] };
@@ -40,9 +40,8 @@ const fixtures = JSON.parse(fs.readFileSync('test/fixtures/random.json', 'utf8')
   cases: Case[];
   erfInv: { x: Encoded[]; out: Out };
   x64: { cases: Case[]; erfInv: { x: Encoded[]; out: Out } };
-};
+}>('random.json');
 
-const decode = (v: Encoded): number => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : Number(v));
 const u32 = (values: number[]): Array => jnp.array(new Uint32Array(values));
 const arg = (a: Arg | undefined): unknown => (a !== null && typeof a === 'object' ? jnp.array(a.array as never, { dtype: a.dtype }) : a);
 
