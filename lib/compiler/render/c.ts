@@ -197,12 +197,30 @@ function reduce(k: ReduceKernel, name: string): string {
   if (k.op === 'argmax' || k.op === 'argmin') return argReduce(k, name);
   const p = reduceParts(k.op, k.inputDtype, k.outputDtype);
   const v = loadValue(k.inputDtype, 'in[off]');
-  // Few outputs and a long inner space: split the inner space across threads, merge partials in order.
+  return reductionSkeleton(name, p, {
+    decls: [REDUCE_DECLS(k.inputDtype, k.outputDtype)],
+    base: [OUTER_BASE],
+    loop: [innerLoop(p.combine('acc', v))],
+    finish: [`out[o] = ${p.finish('acc')};`],
+  });
+}
+
+/**
+ * The loop nest every reduction kernel shares. Few outputs and a long inner
+ * space: split the inner space across threads and merge partials in order;
+ * otherwise one thread per output. `base` computes the output's input
+ * offsets, `loop` accumulates [lo, hi) into `acc`, `finish` stores output o.
+ */
+function reductionSkeleton(
+  name: string,
+  p: ReduceParts,
+  code: { decls: string[]; base: string[]; loop: string[]; finish: string[] },
+): string {
   return `void ${name}(void **buffers, const int64_t *params) {
-  ${REDUCE_DECLS(k.inputDtype, k.outputDtype)}
+${indent(code.decls, 2)}
   if (n_out < 8 && n_inner > JX_PARALLEL_THRESHOLD) {
     for (int64_t o = 0; o < n_out; o++) {
-      ${OUTER_BASE}
+${indent(code.base, 6)}
       ${p.acc} partial[256];
       int used = 0;
       #pragma omp parallel
@@ -211,7 +229,7 @@ function reduce(k: ReduceKernel, name: string): string {
         if (thread < threads) {
           const int64_t lo = n_inner * thread / threads, hi = n_inner * (thread + 1) / threads;
           ${p.acc} acc = ${p.init};
-          ${innerLoop(p.combine('acc', v))}
+${indent(code.loop, 10)}
           partial[thread] = acc;
         }
         #pragma omp single
@@ -219,17 +237,17 @@ function reduce(k: ReduceKernel, name: string): string {
       }
       ${p.acc} acc = partial[0];
       for (int t = 1; t < used; t++) { ${p.merge('acc', 'partial[t]')} }
-      out[o] = ${p.finish('acc')};
+${indent(code.finish, 6)}
     }
     return;
   }
   #pragma omp parallel for if (n_out * n_inner > JX_PARALLEL_THRESHOLD && n_out > 1)
   for (int64_t o = 0; o < n_out; o++) {
-    ${OUTER_BASE}
+${indent(code.base, 4)}
     const int64_t lo = 0, hi = n_inner;
     ${p.acc} acc = ${p.init};
-    ${innerLoop(p.combine('acc', v))}
-    out[o] = ${p.finish('acc')};
+${indent(code.loop, 4)}
+${indent(code.finish, 4)}
   }
 }`;
 }
@@ -334,43 +352,7 @@ ${indent(finishBlock, 4)}
   const body = [...prologue.lines, ...sideStores, p.combine('acc', value)];
   const loop = fusedInnerLoop(views, body).split('\n');
   const result = `const ${resultType} res = ${loadValue(k.outputDtype, p.finish('acc'))};`;
-  // Few outputs and a long inner space: split the inner space across threads, merge partials in order.
-  return `void ${name}(void **buffers, const int64_t *params) {
-${indent(decls, 2)}
-  if (n_out < 8 && n_inner > JX_PARALLEL_THRESHOLD) {
-    for (int64_t o = 0; o < n_out; o++) {
-${indent(bases, 6)}
-      ${p.acc} partial[256];
-      int used = 0;
-      #pragma omp parallel
-      {
-        const int64_t threads = omp_get_num_threads() < 256 ? omp_get_num_threads() : 256, thread = omp_get_thread_num();
-        if (thread < threads) {
-          const int64_t lo = n_inner * thread / threads, hi = n_inner * (thread + 1) / threads;
-          ${p.acc} acc = ${p.init};
-${indent(loop, 10)}
-          partial[thread] = acc;
-        }
-        #pragma omp single
-        used = (int)threads;
-      }
-      ${p.acc} acc = partial[0];
-      for (int t = 1; t < used; t++) { ${p.merge('acc', 'partial[t]')} }
-      ${result}
-${indent(finishBlock, 6)}
-    }
-    return;
-  }
-  #pragma omp parallel for if (n_out * n_inner > JX_PARALLEL_THRESHOLD && n_out > 1)
-  for (int64_t o = 0; o < n_out; o++) {
-${indent(bases, 4)}
-    const int64_t lo = 0, hi = n_inner;
-    ${p.acc} acc = ${p.init};
-${indent(loop, 4)}
-    ${result}
-${indent(finishBlock, 4)}
-  }
-}`;
+  return reductionSkeleton(name, p, { decls, base: bases, loop, finish: [result, ...finishBlock] });
 }
 
 function argReduce(k: ReduceKernel, name: string): string {
