@@ -18,7 +18,12 @@ int jaxon_export(napi_env env, napi_value exports, const char *name, napi_callba
 
 static napi_value init(napi_env env, napi_value exports) {
   jaxon_init_cpu_kernels(env, exports);
-  jaxon_init_cuda_loader(env, exports);
+  jaxon_init_cuda_driver(env, exports);
+  jaxon_init_cuda_runtime(env, exports);
+  jaxon_init_cuda_memory(env, exports);
+  jaxon_init_cuda_compile(env, exports);
+  jaxon_init_cuda_program(env, exports);
+  jaxon_init_cuda_test_hooks(env, exports);
   return exports;
 }
 

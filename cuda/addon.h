@@ -12,7 +12,13 @@ void jaxon_throw(napi_env env, const char *message);
 int jaxon_export(napi_env env, napi_value exports, const char *name, napi_callback fn);
 
 void jaxon_init_cpu_kernels(napi_env env, napi_value exports);
-void jaxon_init_cuda_loader(napi_env env, napi_value exports);
+// The CUDA runtime (cuda_*.c; see cuda_runtime.h).
+void jaxon_init_cuda_driver(napi_env env, napi_value exports);
+void jaxon_init_cuda_runtime(napi_env env, napi_value exports);
+void jaxon_init_cuda_memory(napi_env env, napi_value exports);
+void jaxon_init_cuda_compile(napi_env env, napi_value exports);
+void jaxon_init_cuda_program(napi_env env, napi_value exports);
+void jaxon_init_cuda_test_hooks(napi_env env, napi_value exports);
 
 #define JAXON_CHECK(env, call)                         \
   do {                                                 \

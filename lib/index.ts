@@ -27,3 +27,12 @@ export { adCheckpoint, checkpoint, checkpointName, checkpointPolicies, remat } f
 export type { CheckpointOptions, CheckpointPolicy, MemoryKind, PolicyDecision } from './transforms/remat.js';
 export * as random from './random/index.js';
 export * as nn from './nn/index.js';
+/** jax.sharding: Mesh, PartitionSpec / P, NamedSharding, SingleDeviceSharding (memory kinds 'device' and 'pinned_host'). */
+export * as sharding from './sharding/index.js';
+export { devicePut, memory } from './transforms/device-put.js';
+export type { DevicePutOptions, Placement } from './transforms/device-put.js';
+export { ShapeDtypeStruct } from './core/shape-dtype-struct.js';
+export { evalShape } from './transforms/eval-shape.js';
+export { Memory } from './runtime/device.js';
+export type { MemoryStats } from './runtime/device.js';
+export * as profiler from './profiler.js';

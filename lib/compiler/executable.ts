@@ -1,21 +1,30 @@
-// A compiled program: the kernel launches fusion (fuse.ts) produced, with
-// every kernel compiled up front and every launch's parameters packed once,
-// run on the CPU backend over argument, constant, literal, value and
-// temporary buffers. Intermediates live only between their first write and
-// their last read: a buffer is dropped right after the last launch that
-// uses it (an arena with offsets from buffer assignment comes later).
+// Running a planned program (plan.ts) on the CPU backend: every kernel is
+// compiled up front and every launch's parameters packed once; a call
+// allocates its outputs and one arena per memory kind (intermediates at the
+// offsets buffer assignment fixed), then runs the steps: kernel launches,
+// copies (device_put), and control flow over nested plans whose arenas are
+// regions of this one. A scan's body reads xs[t] and writes ys[t] in place
+// through views at offset t, and its carry alternates between the scan's
+// output buffer and a second buffer so the last iteration lands in the
+// output; while loops alternate the same way and copy once at the end when
+// needed. Arguments donated to the call may hold outputs (plan.ts decides).
 import { Array } from '../core/array.js';
 import { arrayFromValues } from '../core/bind.js';
-import { itemsize } from '../core/dtype.js';
 import { packValues } from '../core/host.js';
 import { Storage } from '../core/memory.js';
+import type { MemoryKind, PrimitiveParams } from '../core/primitives.js';
 import type { Backend } from '../runtime/backend.js';
 import { CpuBuffer } from '../runtime/cpu.js';
 import { type CpuKernel, compileCpuKernel } from '../runtime/kernel-cache.js';
+import { profiling, record } from '../profiler.js';
 import type { Jaxpr } from '../trace/jaxpr.js';
-import { type Program, fuseJaxpr } from './fuse.js';
+import type { Program, ProgramLaunch } from './fuse.js';
 import { type Kernel, kernelName } from './kernel-ir.js';
+import { type CallLayout, ProgramPlan, bufferBytes, planJaxpr } from './plan.js';
 import { renderC } from './render/c.js';
+
+/** CPU arenas and outputs are aligned to a cache line. */
+export const CPU_ALIGNMENT = 64;
 
 export interface CompiledLaunch {
   name: string;
@@ -27,7 +36,7 @@ export interface CompiledLaunch {
   compiled: CpuKernel;
 }
 
-/** Kernels by their IR text, so a program compiles each distinct kernel once per process. */
+/** Kernels by their source, so a program compiles each distinct kernel once per process. */
 const compiledKernels = new Map<string, CpuKernel>();
 
 function compile(kernel: Kernel): { name: string; compiled: CpuKernel } {
@@ -41,96 +50,325 @@ function compile(kernel: Kernel): { name: string; compiled: CpuKernel } {
   return { name, compiled };
 }
 
-export class Executable {
-  readonly launches: CompiledLaunch[];
-  readonly program: Program;
-  /** per launch: the value and temporary buffers whose last use it is */
-  #releaseAfter: number[][];
-  #literals = new Map<number, CpuBuffer>();
+/** Bytes somewhere in host memory: a window of an ArrayBuffer. */
+interface Ref {
+  bytes: ArrayBuffer;
+  offset: number;
+  nbytes: number;
+}
 
-  constructor(
-    program: Program,
-    private readonly backend: Backend,
-  ) {
-    if (backend.platform !== 'cpu') throw new Error(`jax.jit: compiled programs run on the CPU backend only for now, not ${backend.platform}`);
-    this.program = program;
-    this.launches = program.launches.map((l) => ({ ...compile(l.kernel), kernel: l.kernel, label: l.label, buffers: l.buffers, params: BigInt64Array.from(l.params.map((p) => BigInt(p))) }));
-    program.buffers.forEach((b, i) => {
-      if (b.kind === 'literal') this.#literals.set(i, backend.fromHost(packValues([b.value!], b.dtype)) as CpuBuffer);
+const view = (r: Ref) => new Uint8Array(r.bytes, r.offset, r.nbytes);
+const sub = (r: Ref, offset: number, nbytes: number): Ref => ({ bytes: r.bytes, offset: r.offset + offset, nbytes });
+const copyBytes = (src: Ref, dst: Ref) => {
+  if (src.bytes !== dst.bytes || src.offset !== dst.offset) view(dst).set(view(src));
+};
+
+type Regions = Record<MemoryKind, Ref>;
+
+type CompiledStep =
+  | { kind: 'launch'; launch: CompiledLaunch }
+  | { kind: 'copy'; src: number; dst: number }
+  | { kind: 'call'; index: number; layout: CallLayout; run: CallRunner };
+
+type CallRunner = (ref: (id: number) => Ref, inputs: number[], outputs: number[], scratch: Regions) => void;
+
+/** A plan with its kernels compiled for the CPU. */
+export class Executable {
+  readonly plan: ProgramPlan;
+  readonly program: Program;
+  /** the top-level kernel launches, in order */
+  readonly launches: CompiledLaunch[] = [];
+  readonly #steps: CompiledStep[];
+  readonly #literals = new Map<number, Ref>();
+
+  constructor(plan: ProgramPlan) {
+    this.plan = plan;
+    this.program = plan.program;
+    this.#steps = plan.program.steps.map((s, index): CompiledStep => {
+      if (s.kind === 'launch') {
+        const launch = compileLaunch(s);
+        this.launches.push(launch);
+        return { kind: 'launch', launch };
+      }
+      if (s.kind === 'copy') return { kind: 'copy', src: s.src, dst: s.dst };
+      const layout = plan.calls.get(index)!;
+      return { kind: 'call', index, layout, run: callRunner(s.eqn.primitive, s.eqn.params as never, layout) };
     });
-    const kept = new Set(program.outputs.flatMap((o) => ('buffer' in o ? [o.buffer] : [])));
-    const lastUse = new Map<number, number>();
-    this.launches.forEach((l, k) => l.buffers.forEach((b) => lastUse.set(b, k)));
-    this.#releaseAfter = this.launches.map(() => []);
-    for (const [b, k] of lastUse) {
-      const kind = program.buffers[b]!.kind;
-      if ((kind === 'value' || kind === 'temp') && !kept.has(b)) this.#releaseAfter[k]!.push(b);
+    plan.program.buffers.forEach((b, i) => {
+      if (b.kind === 'literal') {
+        const bytes = packValues([b.value!], b.dtype);
+        const copy = new ArrayBuffer(bytes.byteLength);
+        new Uint8Array(copy).set(bytes);
+        this.#literals.set(i, { bytes: copy, offset: 0, nbytes: copy.byteLength });
+      }
+    });
+  }
+
+  /** Kernel launch sites in this program and its nested ones (a loop body's kernels count once). */
+  get kernelCount(): number {
+    let n = 0;
+    for (const p of this.plan.allPlans()) n += p.program.steps.filter((s) => s.kind === 'launch').length;
+    return n;
+  }
+
+  /**
+   * Runs the steps with arguments, constants and outputs bound to `args`,
+   * `consts` and `outs` (by output slot), intermediates in `arena`.
+   */
+  exec(args: readonly Ref[], consts: readonly Ref[], outs: readonly Ref[], arena: Regions): void {
+    const { placements } = this.plan;
+    const ref = (id: number): Ref => {
+      const p = placements[id]!;
+      switch (p.place) {
+        case 'argument': return args[p.index]!;
+        case 'constant': return consts[p.index]!;
+        case 'literal': return this.#literals.get(id)!;
+        case 'output': case 'donated': return outs[p.output]!;
+        case 'arena': return sub(arena[p.kind], p.offset, bufferBytes(this.program.buffers[id]!));
+      }
+    };
+    const timed = profiling();
+    for (const s of this.#steps) {
+      const begin = timed ? performance.now() : 0;
+      if (s.kind === 'launch') {
+        s.launch.compiled.call(s.launch.buffers.map((id) => view(ref(id))), s.launch.params);
+        if (timed) record(s.launch.name, 'compute', begin, { label: s.launch.label });
+      } else if (s.kind === 'copy') {
+        const src = ref(s.src);
+        copyBytes(src, ref(s.dst));
+        if (timed) {
+          const [from, to] = [this.program.buffers[s.src]!.memoryKind, this.program.buffers[s.dst]!.memoryKind];
+          record(`copy ${from} -> ${to}`, to === 'device' && from !== 'device' ? 'h2d' : from === 'device' && to !== 'device' ? 'd2h' : 'compute', begin, { bytes: src.nbytes });
+        }
+      } else {
+        const step = this.program.steps[s.index] as Extract<Program['steps'][number], { kind: 'call' }>;
+        const scratch = {
+          device: sub(arena.device, s.layout.scratchOffset.device, s.layout.scratch.device),
+          pinned_host: sub(arena.pinned_host, s.layout.scratchOffset.pinned_host, s.layout.scratch.pinned_host),
+        };
+        s.run(ref, step.inputs, step.outputs, scratch);
+        if (timed) record(step.eqn.primitive, 'host', begin);
+      }
     }
   }
 
-  get kernelCount(): number {
-    return this.launches.length;
+  /**
+   * Nested use (a loop body, a branch): runs with outputs written into the
+   * caller's destinations, including outputs the program does not compute
+   * itself (an argument, a constant, a literal, a value returned twice),
+   * which are copied there.
+   */
+  execInto(args: readonly Ref[], consts: readonly Ref[], dests: readonly Ref[], arena: Regions): void {
+    const { outputSlots, slotBuffers } = this.plan;
+    const outs = slotBuffers.map((_, slot) => dests[outputSlots.indexOf(slot)]!);
+    this.exec(args, consts, outs, arena);
+    this.program.outputs.forEach((o, i) => {
+      const slot = outputSlots[i]!;
+      if (slot >= 0 && outputSlots.indexOf(slot) === i) return;
+      const src = 'literal' in o ? literalRef(o.literal, o.aval.dtype) : slot >= 0 ? outs[slot]! : this.#sourceRef(o.buffer, args, consts);
+      copyBytes(src, dests[i]!);
+    });
+  }
+
+  #sourceRef(id: number, args: readonly Ref[], consts: readonly Ref[]): Ref {
+    const p = this.plan.placements[id]!;
+    if (p.place === 'argument') return args[p.index]!;
+    if (p.place === 'constant') return consts[p.index]!;
+    if (p.place === 'literal') return this.#literals.get(id)!;
+    throw new Error(`jax.jit: internal error: output buffer ${id} has placement ${p.place}`);
   }
 
   /** Runs the program on concrete arguments (the flat jaxpr inputs) and constants; returns new output Arrays. */
-  run(args: readonly Array[], consts: readonly Array[]): Array[] {
-    const { buffers, outputs } = this.program;
-    const live: (CpuBuffer | undefined)[] = new globalThis.Array(buffers.length);
-    buffers.forEach((b, i) => {
-      if (b.kind === 'argument') live[i] = args[b.index!]!.storage('jax.jit').buffer as CpuBuffer;
-      else if (b.kind === 'constant') live[i] = consts[b.index!]!.storage('jax.jit').buffer as CpuBuffer;
-      else if (b.kind === 'literal') live[i] = this.#literals.get(i);
-    });
-    this.launches.forEach((l, k) => {
-      const bytes = l.buffers.map((id) => {
-        let b = live[id];
-        if (!b) {
-          const spec = buffers[id]!;
-          b = new CpuBuffer(new ArrayBuffer(spec.size * itemsize(spec.dtype)));
-          live[id] = b;
-        }
-        return b.bytes;
-      });
-      l.compiled.call(bytes, l.params);
-      for (const id of this.#releaseAfter[k]!) {
-        this.backend.free(live[id]!);
-        live[id] = undefined;
+  run(args: readonly Array[], consts: readonly Array[], backend: Backend): Array[] {
+    const { plan, program } = this;
+    const argRefs = args.map((a) => hostRef(a));
+    const constRefs = consts.map((c) => hostRef(c));
+    const storages: Storage[] = plan.slotBuffers.map((id) => {
+      const p = plan.placements[id]!;
+      if (p.place === 'donated') {
+        const donor = args[p.argument]!.storage('jax.jit');
+        // a buffer another array still shares cannot be overwritten: allocate instead
+        if (donor.refs === 1) return new Storage(backend, new CpuBuffer((donor.buffer as CpuBuffer).bytes));
       }
+      return new Storage(backend, new CpuBuffer(new ArrayBuffer(bufferBytes(program.buffers[id]!))));
     });
-    const storages = new Map<number, Storage>();
-    return outputs.map((o) => {
-      if ('literal' in o) return arrayFromValues([o.literal], o.aval.shape, o.aval.dtype, o.aval.weakType);
-      const spec = buffers[o.buffer]!;
-      let storage = storages.get(o.buffer);
-      if (storage) storage.retain();
-      else if (spec.kind === 'argument') storage = args[spec.index!]!.storage('jax.jit').retain();
-      else if (spec.kind === 'constant') storage = consts[spec.index!]!.storage('jax.jit').retain();
-      else {
-        const buffer = live[o.buffer];
-        if (!buffer) throw new Error(`jax.jit: internal error: output buffer ${o.buffer} was never written`);
-        storage = new Storage(this.backend, buffer);
-      }
-      storages.set(o.buffer, storage);
-      return new Array(storage, o.aval.shape, o.aval.dtype, o.aval.weakType);
-    });
-  }
-
-  /** The generated kernels, in launch order. */
-  kernels(): { name: string; label: string; source: string }[] {
-    return this.launches.map((l) => ({ name: l.name, label: l.label, source: l.compiled.source }));
-  }
-
-  /** One line per launch: kernel name, the primitives it fuses, and its buffers. */
-  toString(): string {
-    const kind = (id: number) => {
-      const b = this.program.buffers[id]!;
-      return `${b.kind === 'argument' ? 'arg' : b.kind === 'constant' ? 'const' : b.kind === 'literal' ? 'lit' : b.kind === 'temp' ? 'tmp' : 'v'}${id}`;
+    const outs = storages.map((s) => ({ bytes: (s.buffer as CpuBuffer).bytes, offset: 0, nbytes: s.buffer.nbytes }));
+    const arena = {
+      device: { bytes: new ArrayBuffer(plan.arena.device), offset: 0, nbytes: plan.arena.device },
+      pinned_host: { bytes: new ArrayBuffer(plan.arena.pinned_host), offset: 0, nbytes: plan.arena.pinned_host },
     };
-    return this.launches.map((l, k) => `${k}: ${l.name} [${l.label}] (${l.buffers.map(kind).join(', ')})`).join('\n');
+    this.exec(argRefs, constRefs, outs, arena);
+    const handedOut = new Set<number>();
+    return program.outputs.map((o, i) => {
+      if ('literal' in o) return arrayFromValues([o.literal], o.aval.shape, o.aval.dtype, o.aval.weakType);
+      const slot = plan.outputSlots[i]!;
+      let storage: Storage;
+      if (slot >= 0) {
+        storage = storages[slot]!;
+        if (handedOut.has(slot)) storage.retain();
+        handedOut.add(slot);
+      } else {
+        const p = plan.placements[o.buffer]!;
+        storage = (p.place === 'argument' ? args[p.index]! : consts[(p as { index: number }).index]!).storage('jax.jit').retain();
+      }
+      return new Array(storage, o.aval.shape, o.aval.dtype, o.aval.weakType, o.aval.memorySpace ?? 'device');
+    });
+  }
+
+  /** The generated kernels of this program and its nested programs. */
+  kernels(): { name: string; label: string; source: string }[] {
+    const out: { name: string; label: string; source: string }[] = [];
+    for (const p of this.plan.allPlans()) {
+      for (const s of p.program.steps) {
+        if (s.kind !== 'launch') continue;
+        const { name, compiled } = compile(s.kernel);
+        out.push({ name, label: s.label, source: compiled.source });
+      }
+    }
+    return out;
+  }
+
+  /** One line per step: kernel name, the primitives it fuses, and its buffers. */
+  toString(): string {
+    return describePlan(this.plan);
   }
 }
 
-/** Fuses and compiles a jaxpr for the backend. */
-export function compileJaxpr(jaxpr: Jaxpr, backend: Backend): Executable {
-  return new Executable(fuseJaxpr(jaxpr), backend);
+/** A readable schedule: one line per step, nested plans indented. */
+export function describePlan(plan: ProgramPlan, indent = ''): string {
+  const name = (id: number) => {
+    const p = plan.placements[id]!;
+    const b = plan.program.buffers[id]!;
+    const where = p.place === 'arena' ? `@${p.offset}${b.memoryKind === 'pinned_host' ? 'h' : ''}` : '';
+    return `${p.place === 'argument' ? 'arg' : p.place === 'constant' ? 'const' : p.place === 'literal' ? 'lit' : p.place === 'arena' ? 'tmp' : 'out'}${id}${where}`;
+  };
+  const lines: string[] = [];
+  plan.program.steps.forEach((s, k) => {
+    if (s.kind === 'launch') lines.push(`${indent}${k}: ${kernelName(s.kernel).slice(0, 160)} [${s.label}] (${s.buffers.map(name).join(', ')})`);
+    else if (s.kind === 'copy') lines.push(`${indent}${k}: copy ${name(s.src)} -> ${name(s.dst)} [${s.label}]`);
+    else {
+      lines.push(`${indent}${k}: ${s.eqn.primitive} (${s.inputs.map(name).join(', ')}) -> (${s.outputs.map(name).join(', ')})`);
+      const layout = plan.calls.get(k)!;
+      const parts = layout.plans.primitive === 'scan' ? [['body', layout.plans.body] as const]
+        : layout.plans.primitive === 'while' ? [['cond', layout.plans.cond] as const, ['body', layout.plans.body] as const]
+          : layout.plans.branches.map((b, i) => [`branch ${i}`, b] as const);
+      for (const [label, p] of parts) {
+        lines.push(`${indent}  ${label}:`);
+        lines.push(describePlan(p, `${indent}    `));
+      }
+    }
+  });
+  return lines.join('\n');
+}
+
+function compileLaunch(l: ProgramLaunch): CompiledLaunch {
+  return { ...compile(l.kernel), kernel: l.kernel, label: l.label, buffers: l.buffers, params: BigInt64Array.from(l.params.map((p) => BigInt(p))) };
+}
+
+function hostRef(a: Array): Ref {
+  const bytes = (a.storage('jax.jit').buffer as CpuBuffer).bytes;
+  return { bytes, offset: 0, nbytes: bytes.byteLength };
+}
+
+function literalRef(value: number, dtype: import('../core/dtype.js').DType): Ref {
+  const packed = packValues([value], dtype);
+  const bytes = new ArrayBuffer(packed.byteLength);
+  new Uint8Array(bytes).set(packed);
+  return { bytes, offset: 0, nbytes: bytes.byteLength };
+}
+
+const nestedExecutables = new WeakMap<ProgramPlan, Executable>();
+const executableOf = (p: ProgramPlan): Executable => {
+  let e = nestedExecutables.get(p);
+  if (!e) nestedExecutables.set(p, (e = new Executable(p)));
+  return e;
+};
+
+/** The constants of a nested plan, as host refs. */
+const constRefsOf = (p: ProgramPlan): Ref[] => p.consts.map((c) => hostRef(c as Array));
+
+function nestedArena(scratch: Regions, layout: CallLayout, plan: ProgramPlan): Regions {
+  return {
+    device: sub(scratch.device, layout.nestedOffset.device, plan.arena.device),
+    pinned_host: sub(scratch.pinned_host, layout.nestedOffset.pinned_host, plan.arena.pinned_host),
+  };
+}
+
+function callRunner(primitive: string, params: PrimitiveParams['scan'] & PrimitiveParams['while'] & PrimitiveParams['cond'], layout: CallLayout): CallRunner {
+  const carrySlot = (scratch: Regions, kind: MemoryKind, k: number, nbytes: number) => sub(scratch[kind], layout.carryOffsets[k]!, nbytes);
+  if (layout.plans.primitive === 'scan') {
+    const bodyPlan = layout.plans.body;
+    const body = executableOf(bodyPlan);
+    const { length, numConsts, numCarry, reverse } = params;
+    return (ref, inputs, outputs, scratch) => {
+      const consts = inputs.slice(0, numConsts).map(ref);
+      const init = inputs.slice(numConsts, numConsts + numCarry).map(ref);
+      const xs = inputs.slice(numConsts + numCarry).map(ref);
+      const carryOut = outputs.slice(0, numCarry).map(ref);
+      const ys = outputs.slice(numCarry).map(ref);
+      if (length === 0) {
+        init.forEach((r, k) => copyBytes(r, carryOut[k]!));
+        return;
+      }
+      const kinds = bodyPlan.program.outputs.slice(0, numCarry).map((o) => (o.aval as { memorySpace?: MemoryKind }).memorySpace ?? 'device');
+      const slots = [carryOut, carryOut.map((r, k) => carrySlot(scratch, kinds[k]!, k, r.nbytes))];
+      const bodyConsts = constRefsOf(bodyPlan);
+      const arena = nestedArena(scratch, layout, bodyPlan);
+      const xBytes = xs.map((x) => x.nbytes / length);
+      const yBytes = ys.map((y) => y.nbytes / length);
+      for (let t = 0; t < length; t++) {
+        const i = reverse ? length - 1 - t : t;
+        const cur = t === 0 ? init : slots[(length - t) % 2]!;
+        const next = slots[(length - 1 - t) % 2]!;
+        body.execInto(
+          [...consts, ...cur, ...xs.map((x, k) => sub(x, i * xBytes[k]!, xBytes[k]!))],
+          bodyConsts,
+          [...next, ...ys.map((y, k) => sub(y, i * yBytes[k]!, yBytes[k]!))],
+          arena,
+        );
+      }
+    };
+  }
+  if (layout.plans.primitive === 'while') {
+    const { cond: condPlan, body: bodyPlan } = layout.plans;
+    const cond = executableOf(condPlan);
+    const body = executableOf(bodyPlan);
+    const { condNconsts, bodyNconsts } = params;
+    return (ref, inputs, outputs, scratch) => {
+      const condConsts = inputs.slice(0, condNconsts).map(ref);
+      const bodyConsts = inputs.slice(condNconsts, condNconsts + bodyNconsts).map(ref);
+      const init = inputs.slice(condNconsts + bodyNconsts).map(ref);
+      const out = outputs.map(ref);
+      const kinds = bodyPlan.program.outputs.map((o) => (o.aval as { memorySpace?: MemoryKind }).memorySpace ?? 'device');
+      const slots = [out, out.map((r, k) => carrySlot(scratch, kinds[k]!, k, r.nbytes))];
+      const predicate = sub(scratch.device, layout.predicateOffset, 1);
+      const condArena = nestedArena(scratch, layout, condPlan);
+      const bodyArena = nestedArena(scratch, layout, bodyPlan);
+      const condC = constRefsOf(condPlan);
+      const bodyC = constRefsOf(bodyPlan);
+      let cur = init;
+      for (let k = 0; ; k++) {
+        cond.execInto([...condConsts, ...cur], condC, [predicate], condArena);
+        if (!view(predicate)[0]) break;
+        const next = slots[k % 2]!;
+        body.execInto([...bodyConsts, ...cur], bodyC, next, bodyArena);
+        cur = next;
+      }
+      if (cur !== out) cur.forEach((r, k) => copyBytes(r, out[k]!));
+    };
+  }
+  const branchPlans = layout.plans.branches;
+  const branches = branchPlans.map(executableOf);
+  return (ref, inputs, outputs, scratch) => {
+    const index = ref(inputs[0]!);
+    const raw = new DataView(index.bytes, index.offset, 4).getInt32(0, true);
+    const i = Math.min(Math.max(raw, 0), branches.length - 1);
+    const p = branchPlans[i]!;
+    branches[i]!.execInto(inputs.slice(1).map(ref), constRefsOf(p), outputs.map(ref), nestedArena(scratch, layout, p));
+  };
+}
+
+/** Plans a jaxpr for the CPU and compiles its kernels. */
+export function compileJaxpr(jaxpr: Jaxpr, _backend?: Backend, consts: readonly Array[] = [], donated?: ReadonlySet<number>): Executable {
+  return new Executable(planJaxpr(jaxpr, consts, { alignment: CPU_ALIGNMENT, ...(donated ? { donated } : {}) }));
 }

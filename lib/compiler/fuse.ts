@@ -9,23 +9,29 @@
 // and expensive elementwise values that would otherwise be computed twice.
 //
 // Kernels ("units") are formed per materialized value and then merged:
+//  - elementwise consumers of a dot's product (bias, activation, cast) are
+//    applied as the dot stores it, when their operands are [B, M, N] views;
 //  - an elementwise value a reduction reads in element order becomes a side
 //    output of it (written where the reduction reads it);
 //  - elementwise consumers of a reduction's result become its epilogue;
+//  - elementwise values over a reduction's input space that read its result
+//    (softmax's exp(x - max) / sum) become its final outputs, computed in a
+//    second pass over each output element's inputs;
 //  - elementwise units over the same shape become one multi-output kernel.
 // Every merge is kept only if the kernel graph stays acyclic. Cheap
 // elementwise values may be recomputed by several kernels; an expensive one
 // (transcendental, division) that would be computed twice, or once per
-// element of a broadcast, is materialized and fusion runs again.
+// element of a broadcast, is materialized and fusion runs again. The one
+// recompute allowed is a second pass re-evaluating its own prologue's values.
 import { type DType, isHalf } from '../core/dtype.js';
 import {
-  type Primitive, type PrimitiveParams, type ShapedArray, BINARY_PRIMITIVES, COMPARE_PRIMITIVES, UNARY_PRIMITIVES,
+  type MemoryKind, type Primitive, type PrimitiveParams, type ShapedArray, BINARY_PRIMITIVES, COMPARE_PRIMITIVES, UNARY_PRIMITIVES,
 } from '../core/primitives.js';
 import { type Shape, shapesEqual, sizeOf, stridesOf } from '../core/shape.js';
 import { type Atom, type Jaxpr, type JaxprEqn, Literal, Var } from '../trace/jaxpr.js';
 import type { Expr, Kernel, ReduceOp } from './kernel-ir.js';
 import { KernelGraph } from './kernel-graph.js';
-import { collapseAxes, lowerPrimitive } from './lower.js';
+import { type Plan, collapseAxes, lowerPrimitive } from './lower.js';
 import { eliminateCommonSubexpressions, liveEquations } from './passes.js';
 import { inlineCheckpoints } from './inline-checkpoints.js';
 
@@ -37,11 +43,15 @@ export interface ProgramBuffer {
   dtype: DType;
   /** elements */
   size: number;
+  /** where the buffer lives (the aval's memory space; literals and kernel temporaries: 'device') */
+  memoryKind: MemoryKind;
   index?: number;
   value?: number;
 }
 
+/** A kernel launch. */
 export interface ProgramLaunch {
+  kind: 'launch';
   kernel: Kernel;
   /** program buffer ids, in the kernel's buffer order */
   buffers: number[];
@@ -50,13 +60,36 @@ export interface ProgramLaunch {
   label: string;
 }
 
+/** Control flow (scan, while, cond), run by the executable over nested programs of its jaxprs. */
+export interface ProgramCall {
+  kind: 'call';
+  eqn: JaxprEqn;
+  inputs: number[];
+  outputs: number[];
+  label: string;
+}
+
+/** A device_put: a byte copy, between memory kinds or within one (a transfer on the copy streams on a GPU). */
+export interface ProgramCopy {
+  kind: 'copy';
+  src: number;
+  dst: number;
+  label: string;
+}
+
+export type ProgramStep = ProgramLaunch | ProgramCall | ProgramCopy;
+
 export type ProgramOutput = { buffer: number; aval: ShapedArray } | { literal: number; aval: ShapedArray };
 
 export interface Program {
   buffers: ProgramBuffer[];
-  launches: ProgramLaunch[];
+  /** in execution order */
+  steps: ProgramStep[];
   outputs: ProgramOutput[];
 }
+
+/** The memory kind of a value's aval ('device' unless it says otherwise). */
+export const memoryKindOf = (aval: ShapedArray): MemoryKind => (aval as { memorySpace?: MemoryKind }).memorySpace ?? 'device';
 
 // ---- classification ----
 
@@ -69,6 +102,9 @@ const REDUCTIONS: Partial<Record<Primitive, ReduceOp>> = {
   reduce_sum: 'sum', reduce_prod: 'prod', reduce_max: 'max', reduce_min: 'min', reduce_and: 'and', reduce_or: 'or',
   argmax: 'argmax', argmin: 'argmin',
 };
+
+// Run by the executable over nested programs (executable.ts).
+const CONTROL_FLOW = new Set<Primitive>(['scan', 'while', 'cond']);
 
 // What XLA calls expensive: worth a buffer rather than a second evaluation.
 const EXPENSIVE = new Set<Primitive>([
@@ -119,6 +155,26 @@ function isContiguous(strides: readonly number[], space: Shape): boolean {
   return space.every((d, i) => d === 1 || strides[i] === rowMajor[i]);
 }
 
+/**
+ * The [B, M, N] strides of a view over a dot_general's output (batch, lhs free, rhs free axes, in that order),
+ * or null when an axis group's strides do not merge into one stride.
+ */
+function dotEpilogueView(eqn: JaxprEqn, strides: readonly number[]): number[] | null {
+  const shape = eqn.outVars[0]!.aval.shape;
+  const [[lc], [lb]] = (eqn.params as PrimitiveParams['dot_general']).dimensionNumbers;
+  const nb = lb.length;
+  const nm = eqn.inputs[0]!.aval.shape.length - nb - lc.length;
+  const group = (from: number, to: number): number | null => {
+    const live = identityMap(shape.length).slice(from, to).filter((d) => shape[d] !== 1);
+    for (let i = 0; i + 1 < live.length; i++) {
+      if (strides[live[i]!] !== strides[live[i + 1]!]! * shape[live[i + 1]!]!) return null;
+    }
+    return live.length ? strides[live[live.length - 1]!]! : 0;
+  };
+  const view = [group(0, nb), group(nb, nb + nm), group(nb + nm, shape.length)];
+  return view.every((s) => s !== null) ? (view as number[]) : null;
+}
+
 // ---- kernels under construction ----
 
 interface Leaf {
@@ -166,6 +222,8 @@ class Expander {
     /** values with a fixed in-kernel expression (a reduction's result) */
     private readonly bound: ReadonlyMap<Var, Expr>,
     private readonly iota: (viewAxis: number, dtype: DType) => Expr,
+    /** the space strides at which `bound` values are in place (default: row-major over the space) */
+    private readonly boundStrides?: readonly number[],
   ) {}
 
   expand(atom: Atom, map: readonly number[]): Expr {
@@ -198,8 +256,13 @@ class Expander {
     const bound = this.bound.get(base);
     if (bound || this.members.has(base)) {
       const spaceStrides = viewStrides(v.aval.shape, map, identityMap(this.space.length), this.space.length);
-      const inPlace = sizeOf(v.aval.shape) === sizeOf(this.space) && isContiguous(spaceStrides, this.space) ? unitAxes(this.space, base.aval.shape) : null;
-      if (inPlace) return bound ?? this.compute(base, inPlace);
+      if (bound && this.boundStrides) {
+        // a reduction's output-space value, read where its own output element's inputs are
+        if (this.space.every((d, i) => d === 1 || spaceStrides[i] === this.boundStrides![i])) return bound;
+      } else {
+        const inPlace = sizeOf(v.aval.shape) === sizeOf(this.space) && isContiguous(spaceStrides, this.space) ? unitAxes(this.space, base.aval.shape) : null;
+        if (inPlace) return bound ?? this.compute(base, inPlace);
+      }
       this.selfRead = true;
     }
     const index = this.inputs.add(base, v.aval.dtype, viewStrides(v.aval.shape, map, this.embed, this.viewRank));
@@ -275,7 +338,10 @@ class Expander {
 
 type Unit =
   | { kind: 'elementwise'; space: Shape; members: Var[]; order: number }
-  | { kind: 'reduce'; eqn: JaxprEqn; result: Var; sides: Var[]; epilogue: Var[]; order: number }
+  /** sides: input-space values written while reducing; epilogue: output-space consumers; finals: input-space values of a second pass */
+  | { kind: 'reduce'; eqn: JaxprEqn; result: Var; sides: Var[]; epilogue: Var[]; finals: Var[]; order: number }
+  /** a dot_general with elementwise consumers of its product fused into its store */
+  | { kind: 'dot'; eqn: JaxprEqn; epilogue: Var[]; order: number }
   | { kind: 'opaque'; eqn: JaxprEqn; order: number };
 
 interface Analysis {
@@ -284,10 +350,13 @@ interface Analysis {
   produces: Var[];
   expanders: Expander[];
   inputs?: KernelInputs;
-  /** elementwise: member exprs; reduce: the prologue, sides and epilogue exprs */
+  /** elementwise: member exprs; reduce: the sides, epilogue and final exprs; dot: the epilogue exprs */
   exprs: Map<Var, Expr>;
   prologue?: Expr;
+  /** the reduction's result or the dot's product as its kernel reads it (index fixed by emit) */
   result?: Expr;
+  /** a reduction's second pass, which may recompute what its prologue computed */
+  finalPass?: Expander;
   iotaAxes?: number[];
 }
 
@@ -371,7 +440,7 @@ class Fusion {
     this.eqns.forEach((e, order) => {
       const c = this.classify(e);
       if (c === 'opaque') initial.push({ kind: 'opaque', eqn: e, order });
-      else if (c === 'reduce') initial.push({ kind: 'reduce', eqn: e, result: e.outVars[0]!, sides: [], epilogue: [], order });
+      else if (c === 'reduce') initial.push({ kind: 'reduce', eqn: e, result: e.outVars[0]!, sides: [], epilogue: [], finals: [], order });
       else if (c === 'elementwise') {
         const v = e.outVars[0]!;
         if (this.materialized.has(v) && this.base(v) === v) initial.push({ kind: 'elementwise', space: v.aval.shape, members: [v], order });
@@ -381,6 +450,17 @@ class Fusion {
     const merge = (a: Unit, b: Unit, merged: Unit) => this.analyze(merged).valid && graph.tryMerge(a, b, merged);
     const elementwise = () => graph.kernels.filter((u): u is Extract<Unit, { kind: 'elementwise' }> => u.kind === 'elementwise');
 
+    // Elementwise consumers of a dot's product (over its output shape) are applied as it stores it.
+    for (const u of elementwise()) {
+      const w = u.members[0]!;
+      const reads = this.analyze(u).reads;
+      for (const d of graph.producersFor(u)) {
+        if (d.kind !== 'dot' && !(d.kind === 'opaque' && d.eqn.primitive === 'dot_general')) continue;
+        const epilogue = d.kind === 'dot' ? d.epilogue : [];
+        if (!shapesEqual(d.eqn.outVars[0]!.aval.shape, w.aval.shape) || ![d.eqn.outVars[0]!, ...epilogue].some((x) => reads.has(x))) continue;
+        if (merge(u, d, { kind: 'dot', eqn: d.eqn, epilogue: [...epilogue, w], order: d.order })) break;
+      }
+    }
     // An elementwise value a reduction reads in element order becomes its side output.
     for (const u of elementwise()) {
       const v = u.members[0]!;
@@ -397,6 +477,17 @@ class Fusion {
         if (r.kind !== 'reduce' || !unitAxes(r.result.aval.shape, w.aval.shape)) continue;
         if (![r.result, ...r.epilogue].some((x) => reads.has(x))) continue;
         if (merge(u, r, { ...r, epilogue: [...r.epilogue, w] })) break;
+      }
+    }
+    // Elementwise values over a reduction's input space that read its result (row softmax's exp(x - max) / sum)
+    // become final outputs, computed in a second pass over each output element's inputs once its reduction is done.
+    for (const u of elementwise()) {
+      const v = u.members[0]!;
+      const reads = this.analyze(u).reads;
+      for (const r of graph.producersFor(u)) {
+        if (r.kind !== 'reduce' || !shapesEqual(r.eqn.inputs[0]!.aval.shape, v.aval.shape)) continue;
+        if (![r.result, ...r.epilogue].some((x) => reads.has(x))) continue;
+        if (merge(u, r, { ...r, finals: [...r.finals, v] })) break;
       }
     }
     // Elementwise units over the same shape become one multi-output kernel (tried against the last few such units).
@@ -429,7 +520,10 @@ class Fusion {
   analyze(u: Unit): Analysis {
     let a = this.#analyses.get(u);
     if (!a) {
-      a = u.kind === 'elementwise' ? this.#analyzeElementwise(u) : u.kind === 'reduce' ? this.#analyzeReduce(u) : this.#analyzeOpaque(u);
+      a = u.kind === 'elementwise' ? this.#analyzeElementwise(u)
+        : u.kind === 'reduce' ? this.#analyzeReduce(u)
+        : u.kind === 'dot' ? this.#analyzeDot(u)
+        : this.#analyzeOpaque(u);
       this.#analyses.set(u, a);
     }
     return a;
@@ -456,6 +550,30 @@ class Fusion {
     };
   }
 
+  #analyzeDot(u: Extract<Unit, { kind: 'dot' }>): Analysis {
+    const product = u.eqn.outVars[0]!;
+    const space = product.aval.shape;
+    const rank = space.length;
+    const inputs = new KernelInputs(this);
+    // The product's input index is fixed once all inputs are known (emit patches it).
+    const result: Expr = { op: 'input', index: -1, dtype: product.aval.dtype };
+    // the dot kernel has no coordinates for iota: an epilogue using it is not formed (usesIota)
+    const ex = new Expander(this, space, identityMap(rank), rank, inputs, new Set(u.epilogue), new Map([[product, result]]), (axis, dtype) => ({ op: 'iota', axis, dtype }));
+    const exprs = new Map(u.epilogue.map((w) => [w, ex.compute(w, identityMap(rank))] as const));
+    const reads = new Set<Var>();
+    for (const x of u.eqn.inputs) if (x instanceof Var) reads.add(this.base(x));
+    for (const l of inputs.list) reads.add(l.base);
+    return {
+      valid: !ex.usesIota && !ex.selfRead && inputs.list.every((l) => dotEpilogueView(u.eqn, l.strides) !== null),
+      reads,
+      produces: [product, ...u.epilogue],
+      expanders: [ex],
+      inputs,
+      exprs,
+      result,
+    };
+  }
+
   #analyzeReduce(u: Extract<Unit, { kind: 'reduce' }>): Analysis {
     const operand = u.eqn.inputs[0]!;
     const space = operand.aval.shape;
@@ -477,15 +595,22 @@ class Fusion {
     const outShape = u.result.aval.shape;
     const epi = new Expander(this, outShape, outer, rank, inputs, new Set(u.epilogue), new Map([[u.result, result]]), iota);
     for (const w of u.epilogue) exprs.set(w, epi.compute(w, unitAxes(outShape, w.aval.shape)!));
+    // The second pass reads the result and epilogue values of its own output element (zero strides on the reduced axes).
+    const outStrides = stridesOf(outShape);
+    const naturalStrides = space.map((_, d) => (outer.includes(d) ? outStrides[outer.indexOf(d)]! : 0));
+    const bound = new Map<Var, Expr>([[u.result, result], ...u.epilogue.map((w) => [w, exprs.get(w)!] as const)]);
+    const fin = new Expander(this, space, identityMap(rank), rank, inputs, new Set([...u.sides, ...u.finals]), bound, iota, naturalStrides);
+    for (const v of u.finals) exprs.set(v, fin.compute(v, identityMap(rank)));
     return {
-      valid: !pro.selfRead && !epi.selfRead,
+      valid: !pro.selfRead && !epi.selfRead && !fin.selfRead,
       reads: new Set(inputs.list.map((l) => l.base)),
-      produces: [u.result, ...u.sides, ...u.epilogue],
-      expanders: [pro, epi],
+      produces: [u.result, ...u.sides, ...u.epilogue, ...u.finals],
+      expanders: [pro, epi, fin],
       inputs,
       exprs,
       prologue,
       result,
+      finalPass: fin,
       iotaAxes,
     };
   }
@@ -494,9 +619,14 @@ class Fusion {
   duplicatedExpensiveValues(units: Unit[]): Var[] {
     const count = new Map<Var, number>();
     for (const u of units) {
-      for (const ex of this.analyze(u).expanders) {
+      const a = this.analyze(u);
+      // A reduction's second pass may recompute its prologue's values per element (XLA's softmax recomputes exp):
+      // a buffer for them would cost a write and a read, and another kernel.
+      const prologueValues = new Set(a.finalPass ? a.expanders[0]!.instantiated.filter((i) => !i.reuse).map((i) => i.v) : []);
+      for (const ex of a.expanders) {
         for (const { v, reuse } of ex.instantiated) {
           if (this.materialized.has(v) || !EXPENSIVE.has(this.producerOf(v)!.primitive)) continue;
+          if (ex === a.finalPass && !reuse && prologueValues.has(v)) continue;
           count.set(v, (count.get(v) ?? 0) + (reuse ? 2 : 1));
         }
       }
@@ -508,21 +638,22 @@ class Fusion {
 
   emit(units: Unit[]): Program {
     const buffers: ProgramBuffer[] = [];
-    const launches: ProgramLaunch[] = [];
+    const steps: ProgramStep[] = [];
     const bufferOf = new Map<Var, number>();
     const newBuffer = (b: ProgramBuffer) => buffers.push(b) - 1;
-    this.jaxpr.inVars.forEach((v, index) => bufferOf.set(v, newBuffer({ kind: 'argument', dtype: v.aval.dtype, size: sizeOf(v.aval.shape), index })));
-    this.jaxpr.constVars.forEach((v, index) => bufferOf.set(v, newBuffer({ kind: 'constant', dtype: v.aval.dtype, size: sizeOf(v.aval.shape), index })));
+    const spec = (v: Var) => ({ dtype: v.aval.dtype, size: sizeOf(v.aval.shape), memoryKind: memoryKindOf(v.aval) });
+    this.jaxpr.inVars.forEach((v, index) => bufferOf.set(v, newBuffer({ kind: 'argument', ...spec(v), index })));
+    this.jaxpr.constVars.forEach((v, index) => bufferOf.set(v, newBuffer({ kind: 'constant', ...spec(v), index })));
     const valueBuffer = (v: Var): number => {
       const base = this.base(v);
       let b = bufferOf.get(base);
       if (b === undefined) {
-        b = newBuffer({ kind: 'value', dtype: base.aval.dtype, size: sizeOf(base.aval.shape) });
+        b = newBuffer({ kind: 'value', ...spec(base) });
         bufferOf.set(base, b);
       }
       return b;
     };
-    const literalBuffer = (l: Literal) => newBuffer({ kind: 'literal', dtype: l.aval.dtype, size: 1, value: l.value });
+    const literalBuffer = (l: Literal) => newBuffer({ kind: 'literal', dtype: l.aval.dtype, size: 1, memoryKind: 'device', value: l.value });
 
     const needed = new Set<Var>();
     for (const o of this.jaxpr.outs) if (o instanceof Var) needed.add(this.base(o));
@@ -531,16 +662,34 @@ class Fusion {
     for (const u of units) {
       const a = this.analyze(u);
       const label = this.#label(u, a);
+      if (u.kind === 'dot') {
+        const fused = this.#dotLaunch(u, a, needed);
+        if (!fused) continue;
+        const operands = u.eqn.inputs.map((x) => (x instanceof Literal ? literalBuffer(x) : valueBuffer(x)));
+        const ids = { input: [...operands, ...a.inputs!.list.map((l) => valueBuffer(l.base))], output: fused.outputs.map(valueBuffer), temp: [] as number[] };
+        ids.temp = fused.plan.temps.map((t) => newBuffer({ kind: 'temp', dtype: t.dtype, size: t.size, memoryKind: memoryKindOf(u.eqn.outVars[0]!.aval) }));
+        for (const l of fused.plan.launches) steps.push({ kind: 'launch', kernel: l.kernel, buffers: l.buffers.map((ref) => ids[ref.kind][ref.index]!), params: l.params, label });
+        continue;
+      }
       if (u.kind === 'opaque') {
         const e = u.eqn;
+        const operand = (x: Atom) => (x instanceof Literal ? literalBuffer(x) : valueBuffer(x));
+        if (CONTROL_FLOW.has(e.primitive)) {
+          steps.push({ kind: 'call', eqn: e, inputs: e.inputs.map(operand), outputs: e.outVars.map(valueBuffer), label });
+          continue;
+        }
+        if (e.primitive === 'device_put') {
+          steps.push({ kind: 'copy', src: operand(e.inputs[0]!), dst: valueBuffer(e.outVars[0]!), label });
+          continue;
+        }
         const plan = lowerPrimitive(e.primitive, e.inputs.map((x) => x.aval as ShapedArray), e.outVars.map((v) => v.aval), e.params as never);
         if (plan.aliases.size) throw new Error(`fuse: internal error: ${e.primitive} lowers to an alias`);
         const inputIds = e.inputs.map((x) => (x instanceof Literal ? literalBuffer(x) : valueBuffer(x)));
         const outputIds = e.outVars.map(valueBuffer);
-        const temps = plan.temps.map((t) => newBuffer({ kind: 'temp', dtype: t.dtype, size: t.size }));
+        const temps = plan.temps.map((t) => newBuffer({ kind: 'temp', dtype: t.dtype, size: t.size, memoryKind: memoryKindOf(e.outVars[0]!.aval) }));
         for (const l of plan.launches) {
           const ids = l.buffers.map((ref) => (ref.kind === 'input' ? inputIds : ref.kind === 'output' ? outputIds : temps)[ref.index]!);
-          launches.push({ kernel: l.kernel, buffers: ids, params: l.params, label });
+          steps.push({ kind: 'launch', kernel: l.kernel, buffers: ids, params: l.params, label });
         }
         continue;
       }
@@ -548,15 +697,38 @@ class Fusion {
       if (u.kind === 'elementwise') {
         const stored = u.members.filter((m) => needed.has(m));
         if (stored.length === 0) continue;
-        launches.push({ ...elementwiseLaunch(u.space, a, stored), buffers: [...stored.map(valueBuffer), ...inputIds], label });
+        steps.push({ kind: 'launch', ...elementwiseLaunch(u.space, a, stored), buffers: [...stored.map(valueBuffer), ...inputIds], label });
         continue;
       }
       const launch = this.#reduceLaunch(u, a, needed);
-      if (launch) launches.push({ ...launch, buffers: [...launch.outputs.map(valueBuffer), ...inputIds], label });
+      if (launch) steps.push({ kind: 'launch', kernel: launch.kernel, params: launch.params, buffers: [...launch.outputs.map(valueBuffer), ...inputIds], label });
     }
 
     const outputs = this.jaxpr.outs.map((o): ProgramOutput => (o instanceof Literal ? { literal: o.value, aval: o.aval } : { buffer: valueBuffer(o), aval: o.aval }));
-    return { buffers, launches, outputs };
+    return { buffers, steps, outputs };
+  }
+
+  /** The dot's eager plan (operand transposes, then the dot) with the epilogue fused into the dot; outputs: the values it stores. */
+  #dotLaunch(u: Extract<Unit, { kind: 'dot' }>, a: Analysis, needed: Set<Var>): { plan: Plan; outputs: Var[] } | null {
+    const e = u.eqn;
+    const product = e.outVars[0]!;
+    const outputs = [product, ...u.epilogue].filter((w) => needed.has(w));
+    if (outputs.length === 0) return null;
+    const plan = lowerPrimitive('dot_general', e.inputs.map((x) => x.aval as ShapedArray), [product.aval], e.params as PrimitiveParams['dot_general']);
+    const inputs = a.inputs!.list;
+    (a.result as { index: number }).index = inputs.length;
+    const last = plan.launches[plan.launches.length - 1]!;
+    if (last.kernel.kind !== 'dot') throw new Error(`fuse: internal error: dot_general lowers to a ${last.kernel.kind} kernel last`);
+    const epilogue = {
+      inputs: inputs.map((l) => ({ dtype: l.dtype })),
+      outputs: outputs.map((w) => ({ dtype: w.aval.dtype, expr: w === product ? a.result! : a.exprs.get(w)! })),
+    };
+    plan.launches[plan.launches.length - 1] = {
+      kernel: { ...last.kernel, epilogue },
+      params: [...last.params, ...inputs.flatMap((l) => dotEpilogueView(e, l.strides)!)],
+      buffers: [...outputs.map((_, j) => ({ kind: 'output' as const, index: j })), last.buffers[1]!, last.buffers[2]!, ...inputs.map((_, k) => ({ kind: 'input' as const, index: e.inputs.length + k }))],
+    };
+    return { plan, outputs };
   }
 
   #reduceLaunch(u: Extract<Unit, { kind: 'reduce' }>, a: Analysis, needed: Set<Var>): { kernel: Kernel; params: number[]; outputs: Var[] } | null {
@@ -566,10 +738,11 @@ class Fusion {
     const inputs = a.inputs!.list;
     const sides = u.sides.filter((s) => needed.has(s));
     const outs = [u.result, ...u.epilogue].filter((w) => needed.has(w));
-    if (sides.length === 0 && outs.length === 0) return null;
+    const finals = u.finals.filter((v) => needed.has(v));
+    if (sides.length === 0 && outs.length === 0 && finals.length === 0) return null;
     const op = REDUCTIONS[e.primitive]!;
     const plain = a.prologue!.op === 'input' && inputs.length === 1 && a.iotaAxes!.length === 0 && isContiguous(inputs[0]!.strides, space);
-    if (plain && sides.length === 0 && outs.length === 1 && outs[0] === u.result) {
+    if (plain && sides.length === 0 && finals.length === 0 && outs.length === 1 && outs[0] === u.result) {
       // Nothing fused: the eager kernel (already compiled and cached) does it.
       const plan = lowerPrimitive(e.primitive, [{ ...operand.aval, shape: space } as ShapedArray], [u.result.aval], e.params as never);
       return { kernel: plan.launches[0]!.kernel, params: plan.launches[0]!.params, outputs: outs };
@@ -580,6 +753,7 @@ class Fusion {
     const views = [
       ...inputs.map((l) => l.strides),
       ...sides.map(() => stridesOf(space)),
+      ...finals.map(() => stridesOf(space)),
       ...a.iotaAxes!.map((axis) => space.map((_, d) => (d === axis ? 1 : 0))),
     ];
     const outer = collapseAxes(outerAxes.map((d) => space[d]!), views.map((v) => outerAxes.map((d) => v[d]!)));
@@ -602,9 +776,10 @@ class Fusion {
         prologue: a.prologue!,
         sideOutputs: sides.map((s) => ({ dtype: s.aval.dtype, expr: a.exprs.get(s)! })),
         outputs: outs.map((w) => ({ dtype: w.aval.dtype, expr: w === u.result ? a.result! : a.exprs.get(w)! })),
+        ...(finals.length ? { finalOutputs: finals.map((v) => ({ dtype: v.aval.dtype, expr: a.exprs.get(v)! })) } : {}),
       },
     };
-    return { kernel, params, outputs: [...outs, ...sides] };
+    return { kernel, params, outputs: [...outs, ...sides, ...finals] };
   }
 
   #label(u: Unit, a: Analysis): string {

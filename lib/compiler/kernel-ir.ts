@@ -73,6 +73,22 @@ export interface FusedReduce {
   sideOutputs: { dtype: DType; expr: Expr }[];
   /** Output-space values written once per output element (the result itself, or consumers of it). */
   outputs: { dtype: DType; expr: Expr }[];
+  /**
+   * Input-space values written in a second pass over each output element's
+   * inner elements, once its reduction is complete (row softmax's
+   * exp(x - max) / sum, layernorm's normalized row). Their exprs may read
+   * `inputs` and the result (index `inputs.length`, as in `outputs`); each is
+   * a row-major buffer of the input's shape, written through its own view
+   * (like a side output's). Nodes that read only the result and literals
+   * (layernorm's sqrt(var + eps)) are the same for all of an output's
+   * elements: renderers compute them once per output, outside the pass. Fusion
+   * forms final outputs as XLA does for softmax: the pass recomputes prologue
+   * values (exp(x - max)) instead of reading them back. When present, the
+   * params list one more view per final output after the side outputs' views
+   * (before the iota views), and the buffers are outputs..., sideOutputs...,
+   * finalOutputs..., inputs...
+   */
+  finalOutputs?: { dtype: DType; expr: Expr }[];
 }
 
 /**
@@ -95,6 +111,18 @@ export interface DotKernel {
   kind: 'dot';
   inputDtype: DType;
   outputDtype: DType;
+  /**
+   * Elementwise work fused onto each product element (bias, activation,
+   * scale, cast: XLA's output fusion). In the exprs, `input` k <
+   * inputs.length reads epilogue input k at the element through a strided
+   * [B, M, N] view, and index inputs.length is the accumulated product
+   * (rounded to outputDtype); exprs contain no iota. The outputs are
+   * contiguous [B, M, N] arrays; the product itself is stored only as an
+   * output whose expr is that input. When present, params gain one view per
+   * epilogue input after the ten above (strideB, strideM, strideN), and the
+   * buffers are outputs..., lhs, rhs, inputs...
+   */
+  epilogue?: { inputs: { dtype: DType }[]; outputs: { dtype: DType; expr: Expr }[] };
 }
 
 /**
@@ -217,10 +245,14 @@ export function kernelName(k: Kernel): string {
       const base = `reduce_${k.op}_${dtypeCode(k.inputDtype)}`;
       if (!k.fused) return base;
       const f = k.fused;
-      return `${base}_fused_${exprName(f.prologue)}${f.sideOutputs.length ? `_side${f.sideOutputs.length}` : ''}_${f.outputs.map((o) => exprName(o.expr)).join('_')}`;
+      const finals = f.finalOutputs?.length ? `_final_${f.finalOutputs.map((o) => exprName(o.expr)).join('_')}` : '';
+      return `${base}_fused_${exprName(f.prologue)}${f.sideOutputs.length ? `_side${f.sideOutputs.length}` : ''}_${f.outputs.map((o) => exprName(o.expr)).join('_')}${finals}`;
     }
     case 'cumulative': return `cum${k.op}_${dtypeCode(k.dtype)}`;
-    case 'dot': return `dot_${dtypeCode(k.inputDtype)}_${dtypeCode(k.outputDtype)}`;
+    case 'dot': {
+      const base = `dot_${dtypeCode(k.inputDtype)}_${dtypeCode(k.outputDtype)}`;
+      return k.epilogue ? `${base}_epilogue_${k.epilogue.outputs.map((o) => exprName(o.expr)).join('_')}` : base;
+    }
     case 'pad': return `pad_${dtypeCode(k.dtype)}`;
     case 'concatenate': return `concatenate${k.count}_${dtypeCode(k.dtype)}`;
     case 'dynamic_slice': return `dynamic_slice_${dtypeCode(k.dtype)}`;

@@ -10,7 +10,8 @@ import { formatArray } from './format.js';
 import { type NestedArray, type UserTypedArray, nest, unpackValues } from './host.js';
 import { ConcretizationTypeError } from './errors.js';
 import { Storage, trackArray, untrackArray } from './memory.js';
-import type { ShapedArray } from './primitives.js';
+import type { MemoryKind, ShapedArray } from './primitives.js';
+import { SingleDeviceSharding } from '../sharding/index.js';
 import { sizeOf } from './shape.js';
 
 /** Anything jnp functions accept where an array is expected. */
@@ -76,6 +77,8 @@ export class Array {
   readonly shape: readonly number[];
   readonly dtype: DType;
   readonly weakType: boolean;
+  /** The memory kind holding the elements ('device' or 'pinned_host'; JAX's aval.memory_space). */
+  readonly memorySpace: MemoryKind;
   #storage: Storage | null;
   #token = {};
   #disposedBy: string | null = null;
@@ -84,11 +87,12 @@ export class Array {
    * Internal: wraps a storage reference this Array now owns; `null` makes an
    * abstract array (a Tracer, lib/trace). Use jnp.array to make arrays.
    */
-  constructor(storage: Storage | null, shape: readonly number[], dtype: DType, weakType = false) {
+  constructor(storage: Storage | null, shape: readonly number[], dtype: DType, weakType = false, memorySpace: MemoryKind = 'device') {
     this.#storage = storage;
     this.shape = Object.freeze([...shape]);
     this.dtype = dtype;
     this.weakType = weakType;
+    this.memorySpace = memorySpace;
     if (storage) trackArray(this, storage, this.#token);
   }
 
@@ -107,10 +111,15 @@ export class Array {
     return this.size * itemsize(this.dtype);
   }
   get aval(): ShapedArray {
-    return { shape: this.shape, dtype: this.dtype, weakType: this.weakType };
+    const a = { shape: this.shape, dtype: this.dtype, weakType: this.weakType };
+    return this.memorySpace === 'device' ? a : { ...a, memorySpace: this.memorySpace };
   }
   get device(): Device {
     return defaultDevice();
+  }
+  /** Where the array lives: its device and memory kind (jax.Array.sharding). */
+  get sharding(): SingleDeviceSharding {
+    return new SingleDeviceSharding(this.device, { memoryKind: this.memorySpace });
   }
   get isDisposed(): boolean {
     return this.#storage === null && !this.isTracer;

@@ -48,7 +48,7 @@ export const eagerInterpreter: Interpreter = {
     return outAvals.map((a, i) => {
       const aliased = plan.aliases.get(i);
       const storage = aliased !== undefined ? storages[aliased]!.retain() : new Storage(backend, buffers[i]!);
-      return new Array(storage, a.shape, a.dtype, a.weakType);
+      return new Array(storage, a.shape, a.dtype, a.weakType, a.memorySpace ?? 'device');
     });
   },
 };

@@ -4,19 +4,36 @@
 // FinalizationRegistry that frees what was forgotten (a backstop, not the plan).
 import type { Backend, DeviceBuffer } from '../runtime/backend.js';
 
+/** Bytes held by live arrays' buffers (Device.memoryStats); a compiled program's temporaries are not counted. */
+const bufferStats = { bytesInUse: 0, peakBytesInUse: 0, numAllocs: 0, largestAllocSize: 0 };
+
+export function storageStats(): Readonly<typeof bufferStats> {
+  return { ...bufferStats };
+}
+
 /** A device buffer shared by the arrays that view it. */
 export class Storage {
   #refs = 1;
+  readonly #nbytes: number;
   constructor(
     readonly backend: Backend,
     readonly buffer: DeviceBuffer,
-  ) {}
+  ) {
+    this.#nbytes = buffer.nbytes;
+    bufferStats.bytesInUse += this.#nbytes;
+    bufferStats.numAllocs++;
+    bufferStats.peakBytesInUse = Math.max(bufferStats.peakBytesInUse, bufferStats.bytesInUse);
+    bufferStats.largestAllocSize = Math.max(bufferStats.largestAllocSize, this.#nbytes);
+  }
   retain(): this {
     this.#refs++;
     return this;
   }
   release(): void {
-    if (--this.#refs === 0) this.backend.free(this.buffer);
+    if (--this.#refs === 0) {
+      bufferStats.bytesInUse -= this.#nbytes;
+      this.backend.free(this.buffer);
+    }
   }
   get refs(): number {
     return this.#refs;

@@ -7,12 +7,15 @@ import { ValueError, show } from './errors.js';
 import { type Shape, shapesEqual, sizeOf } from './shape.js';
 import type { ClosedJaxpr } from '../trace/jaxpr.js';
 import { checkControlFlow } from './control-flow-avals.js';
+import { withMemorySpaces } from './memory-space.js';
 
 /** Abstract value: what tracing knows of an array. */
 export interface ShapedArray {
   readonly shape: Shape;
   readonly dtype: DType;
   readonly weakType: boolean;
+  /** Where the value lives (JAX's aval.memory_space); absent means 'device'. */
+  readonly memorySpace?: MemoryKind;
 }
 
 export const aval = (shape: Shape, dtype: DType, weakType = false): ShapedArray => ({ shape: [...shape], dtype, weakType });
@@ -321,7 +324,7 @@ type AbstractEvalTable = { [P in Primitive]: AbstractEvalRule<P> };
 
 const unaryRules = Object.fromEntries(UNARY_PRIMITIVES.map((p) => [p, unary(p)])) as { [P in UnaryPrimitive]: AbstractEvalRule<P> };
 
-export const abstractEval: AbstractEvalTable = {
+const shapeAndDtypeRules: AbstractEvalTable = {
   ...unaryRules,
   integer_pow: (avals, { y }) => {
     arity('integer_pow', avals, 1);
@@ -535,3 +538,6 @@ export const abstractEval: AbstractEvalTable = {
     return [aval(avals[0]!.shape, avals[0]!.dtype, avals[0]!.weakType)];
   },
 };
+
+/** Every primitive's abstract evaluation: shapes and dtypes above, memory spaces by memory-space.ts. */
+export const abstractEval: AbstractEvalTable = withMemorySpaces(shapeAndDtypeRules);

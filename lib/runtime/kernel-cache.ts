@@ -10,14 +10,15 @@
 // and renamed into place; readers see either no file or a whole one.
 // Compilation is synchronous because eager ops call kernels right away.
 import { execFileSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { show, ValueError } from '../core/errors.js';
+import { jaxonVersion, kernelCacheDir, moveIntoPlace, sha256, temporaryName, writeFileAtomic } from './disk-cache.js';
 import { native, type NativeLibrary, type NativeSymbol } from './native.js';
+
+export { kernelCacheDir } from './disk-cache.js';
 
 /** A compiled kernel `void name(void **buffers, const int64_t *params)`. */
 export interface CpuKernel {
@@ -62,7 +63,6 @@ const maxStderrChars = 4000;
 const memoryCache = new Map<string, CpuKernel>();
 const compilerInfoBySpec = new Map<string, CpuCompilerInfo>();
 const stats: KernelCacheStats = { memoryHits: 0, diskHits: 0, compiles: 0, compileMs: 0, corruptEntries: 0 };
-let jaxonVersionMemo: string | undefined;
 
 /** The compiler jaxon uses now ($CC is read on each call), with its version and flags. */
 export function cpuCompilerInfo(): CpuCompilerInfo {
@@ -98,13 +98,6 @@ export function kernelCacheStats(): KernelCacheStats {
 /** Forgets in-memory kernels, so the next compile goes to disk; for tests. */
 export function clearMemoryKernelCache(): void {
   memoryCache.clear();
-}
-
-/** Where compiled kernels live: $JAXON_CACHE_DIR (read on each call), else ~/.cache/jaxon/kernels. */
-export function kernelCacheDir(): string {
-  const fromEnv = process.env.JAXON_CACHE_DIR;
-  if (fromEnv && fromEnv.trim()) return path.resolve(fromEnv);
-  return path.join(os.homedir(), '.cache', 'jaxon', 'kernels');
 }
 
 /**
@@ -158,31 +151,7 @@ function kernelKey(name: string, source: string, compiler: CpuCompilerInfo): str
     jaxon: jaxonVersion(),
     arch: process.arch,
   });
-  return createHash('sha256').update(material).digest('hex');
-}
-
-// Read from jaxon's own package.json, found by walking up from this file
-// (dist/lib/runtime when built), so that upgrading jaxon invalidates old kernels.
-function jaxonVersion(): string {
-  if (jaxonVersionMemo !== undefined) return jaxonVersionMemo;
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = path.join(dir, 'package.json');
-    try {
-      const manifest = JSON.parse(fs.readFileSync(candidate, 'utf8')) as { name?: unknown; version?: unknown };
-      if (manifest.name === 'jaxon' && typeof manifest.version === 'string') {
-        jaxonVersionMemo = manifest.version;
-        return jaxonVersionMemo;
-      }
-    } catch {
-      // No (readable) package.json here; keep walking up.
-    }
-    const parent = path.dirname(dir);
-    if (parent === dir) break;
-    dir = parent;
-  }
-  jaxonVersionMemo = 'unknown';
-  return jaxonVersionMemo;
+  return sha256(material);
 }
 
 interface EntryPaths {
@@ -376,42 +345,4 @@ function dumpSource(name: string, key: string, source: string): void {
   if (!dumpDir || !dumpDir.trim()) return;
   fs.mkdirSync(dumpDir, { recursive: true });
   writeFileAtomic(path.join(dumpDir, `${name}-${key.slice(0, 8)}.c`), source);
-}
-
-function sha256(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
-
-function temporaryName(file: string): string {
-  return `${file}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
-}
-
-function writeFileAtomic(file: string, data: string | Uint8Array): void {
-  const temporary = temporaryName(file);
-  try {
-    fs.writeFileSync(temporary, data);
-    fs.renameSync(temporary, file);
-  } catch (error) {
-    fs.rmSync(temporary, { force: true });
-    throw error;
-  }
-}
-
-// Renames `from` to `to` atomically; a temporary name in `to`'s directory is
-// used because the build directory may be on another filesystem (EXDEV).
-function moveIntoPlace(from: string, to: string): void {
-  const temporary = temporaryName(to);
-  try {
-    try {
-      fs.renameSync(from, temporary);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
-      fs.copyFileSync(from, temporary);
-      fs.rmSync(from, { force: true });
-    }
-    fs.renameSync(temporary, to);
-  } catch (error) {
-    fs.rmSync(temporary, { force: true });
-    throw error;
-  }
 }

@@ -1,8 +1,10 @@
 // The native addon (cuda/*.c, built by node-gyp into build/Release): dlopen,
-// dlsym and a call trampoline for compiled CPU kernels, and a CUDA driver
-// probe. Loaded lazily so that importing jaxon never fails just because the
-// addon is missing; the first use that needs it says how to build it.
+// dlsym and a call trampoline for compiled CPU kernels, a CUDA probe, and the
+// CUDA runtime (typed in cuda-addon.ts). Loaded lazily so that importing jaxon
+// never fails just because the addon is missing; the first use that needs it
+// says how to build it.
 import bindings from 'bindings';
+import { type CudaAddonFunctions, cudaAddonFunctionNames } from './cuda-addon.js';
 
 declare const libraryBrand: unique symbol;
 declare const symbolBrand: unique symbol;
@@ -16,11 +18,22 @@ export interface CudaProbe {
   readonly available: boolean;
   /** Why CUDA is or is not usable, for messages that explain a CPU fallback. */
   readonly reason: string;
-  /** The driver library it tried ($JAXON_LIBCUDA or libcuda.so.1). */
+  /** The driver library it tried ($JAXON_LIBCUDA or libcuda.so.1), or the file it loaded. */
   readonly library: string;
+  /** cuDriverGetVersion (12040 is CUDA 12.4); 0 without a driver. */
+  readonly driverVersion: number;
+  readonly deviceCount: number;
+  /** The NVRTC library loaded, '' when none was found. */
+  readonly nvrtcLibrary: string;
+  /** 'major.minor', '' when NVRTC was not found. */
+  readonly nvrtcVersion: string;
+  /** Real architectures NVRTC can compile CUBIN for (75, 80, 86, 89, 90, ...). */
+  readonly nvrtcArchs: readonly number[];
+  /** Whether the driver has the CUDA graph API. */
+  readonly graphs: boolean;
 }
 
-export interface NativeAddon {
+export interface NativeAddon extends CudaAddonFunctions {
   /** dlopen(path, RTLD_NOW | RTLD_LOCAL); throws with dlerror's message. */
   loadLibrary(path: string): NativeLibrary;
   /** dlsym(library, name); throws when the symbol is missing. */
@@ -30,7 +43,7 @@ export interface NativeAddon {
   cudaProbe(): CudaProbe;
 }
 
-const requiredFunctions = ['loadLibrary', 'getSymbol', 'callKernel', 'cudaProbe'] as const;
+const requiredFunctions = ['loadLibrary', 'getSymbol', 'callKernel', 'cudaProbe', ...cudaAddonFunctionNames] as const;
 
 let addon: NativeAddon | undefined;
 

@@ -59,7 +59,7 @@ export function withDynamicTrace<T>(main: MainTrace, fn: () => T): T {
 export abstract class Tracer extends Array {
   abstract readonly trace: Trace;
   constructor(aval: ShapedArray) {
-    super(null, aval.shape, aval.dtype, aval.weakType);
+    super(null, aval.shape, aval.dtype, aval.weakType, aval.memorySpace ?? 'device');
   }
   override get isTracer(): boolean {
     return true;

@@ -45,7 +45,7 @@ class JaxprTrace implements Trace {
     if (known) return known;
     const t = new JaxprTracer(this, x.aval);
     // the jaxpr owns a reference of its own: the caller may dispose x afterwards
-    const owned = keep(new Array(x.storage('jit').retain(), x.shape, x.dtype, x.weakType));
+    const owned = keep(new Array(x.storage('jit').retain(), x.shape, x.dtype, x.weakType, x.memorySpace));
     this.builder.consts.set(x, t);
     this.builder.constValues.push(owned);
     this.builder.constTracers.push(t);
@@ -87,7 +87,8 @@ function inlineLiterals(builder: JaxprBuilder, jaxpr: Jaxpr): ClosedJaxpr {
   builder.constTracers.forEach((t, i) => {
     const v = builder.varOf(t);
     const value = builder.constValues[i]!;
-    if (value.ndim === 0 && !value.isTracer) {
+    // a host-resident scalar stays a constvar: a literal would live on the device
+    if (value.ndim === 0 && !value.isTracer && value.memorySpace === 'device') {
       literal.set(v, new Literal(Number(value.dataSync()[0]), value.aval));
       value.dispose();
     } else {
@@ -123,8 +124,7 @@ export function traceToJaxpr(fn: (...args: Array[]) => Array[], inAvals: ShapedA
 }
 
 export function avalOf(x: unknown, fn: string): ShapedArray {
-  const a = toArray(fn, x);
-  return { shape: a.shape, dtype: a.dtype, weakType: a.weakType };
+  return toArray(fn, x).aval;
 }
 
 /** Flattens a function over pytrees into one over flat lists of Arrays, recording the output structure. */

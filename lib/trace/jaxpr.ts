@@ -65,8 +65,10 @@ const SHORT: Record<DType, string> = {
   float16: 'f16', bfloat16: 'bf16', float32: 'f32', float64: 'f64',
 };
 
+/** `f32[4,2]`; a value in host memory prints as JAX prints it, `f32<host>[4,2]`. */
 export function avalString(a: ShapedArray): string {
-  return `${SHORT[a.dtype]}[${a.shape.join(',')}]`;
+  const space = a.memorySpace && a.memorySpace !== 'device' ? '<host>' : '';
+  return `${SHORT[a.dtype]}${space}[${a.shape.join(',')}]`;
 }
 
 function varName(i: number): string {

@@ -9,14 +9,15 @@ import { Array } from '../core/array.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { flatten, type PyTree, type TreeDef, treeDefToString, unflatten } from '../core/pytree.js';
 import type { ShapedArray } from '../core/primitives.js';
+import { type DType, isDType } from '../core/dtype.js';
 import { isArrayLike, toArray } from '../lax/coerce.js';
 import { type Executable, compileJaxpr } from '../compiler/executable.js';
 import { defaultDevice } from '../runtime/device.js';
 import { findTopMain } from '../trace/core.js';
 import { ClosedJaxpr, evalJaxpr } from '../trace/jaxpr.js';
 import { flattenFunction, traceToJaxpr } from '../trace/jaxpr-trace.js';
-import { usesControlFlow } from './control-flow/jaxprs.js';
-import { segmentedProgram } from './control-flow/segmented.js';
+import { Lowered, type Platform } from '../compiler/stages.js';
+import { jitShardings } from '../sharding/jit-shardings.js';
 
 export interface JitOptions {
   staticArgnums?: number | number[];
@@ -28,6 +29,10 @@ export interface JitOptions {
 interface CacheEntry {
   closed: ClosedJaxpr;
   outTree: TreeDef;
+  inTree: TreeDef;
+  avals: ShapedArray[];
+  /** flat argument indices donated to the call */
+  donated: ReadonlySet<number>;
   /** compiled on the first concrete call */
   executable?: Executable;
 }
@@ -40,8 +45,10 @@ export interface Jitted<F extends (...args: never[]) => unknown> {
   readonly cacheSize: number;
   /** The compiled program for these arguments (compiled and cached like a call would be). */
   executable(...args: Parameters<F>): Executable;
-  /** Number of kernel launches one call with these arguments makes. */
+  /** Number of kernel launch sites in the compiled program for these arguments (a loop body's kernels count once). */
   kernelCount(...args: Parameters<F>): number;
+  /** Traces for these arguments (arrays, or ShapeDtypeStructs: nothing is allocated) and lowers for a platform (default: the default device's; 'cuda' works without a GPU). */
+  lower(...args: [...unknown[]]): Lowered;
 }
 
 function indexList(fn: string, value: unknown, arg: string): number[] {
@@ -62,11 +69,36 @@ function staticKey(value: unknown, index: number): string {
 }
 
 function avalKey(a: ShapedArray): string {
-  return `${a.dtype}${a.weakType ? '~' : ''}[${a.shape.join(',')}]`;
+  const space = (a as { memorySpace?: string }).memorySpace;
+  return `${a.dtype}${a.weakType ? '~' : ''}[${a.shape.join(',')}]${space && space !== 'device' ? `{${space}}` : ''}`;
+}
+
+/** What lower() accepts in place of an array: a ShapeDtypeStruct or anything shaped like one. */
+interface ShapeDtypeLike {
+  shape: readonly number[];
+  dtype: DType;
+  weakType?: boolean;
+  sharding?: { memoryKind?: string | null } | null;
+}
+
+function isShapeDtypeLike(x: unknown): x is ShapeDtypeLike {
+  return typeof x === 'object' && x !== null && !(x instanceof Array) && globalThis.Array.isArray((x as ShapeDtypeLike).shape) && typeof (x as ShapeDtypeLike).dtype === 'string';
+}
+
+function structAval(s: ShapeDtypeLike, i: number): ShapedArray {
+  if (!s.shape.every((d) => Number.isInteger(d) && d >= 0)) throw new ValueError(`jax.jit(...).lower: argument leaf ${i} has an invalid shape ${show(s.shape)}`);
+  if (!isDType(s.dtype)) throw new ValueError(`jax.jit(...).lower: argument leaf ${i} has an unknown dtype ${show(s.dtype)}`);
+  const kind = s.sharding?.memoryKind;
+  return { shape: [...s.shape], dtype: s.dtype, weakType: s.weakType ?? false, ...(kind && kind !== 'device' ? { memorySpace: kind } : {}) } as ShapedArray;
+}
+
+function isLowerOptions(x: unknown): x is { platform?: unknown } {
+  return typeof x === 'object' && x !== null && !(x instanceof Array) && !globalThis.Array.isArray(x) && !isShapeDtypeLike(x) && 'platform' in x;
 }
 
 export function jit<F extends (...args: never[]) => unknown>(fn: F, options: JitOptions = {}): Jitted<F> {
   checkOptions('jax.jit', options, ['staticArgnums', 'donateArgnums', 'inShardings', 'outShardings']);
+  const shardings = jitShardings('jax.jit', options.inShardings, options.outShardings);
   if (typeof fn !== 'function') throw new TypeError(`jax.jit: fn must be a function, got ${show(fn)}`);
   const staticArgnums = indexList('jax.jit', options.staticArgnums, 'staticArgnums');
   const donateArgnums = indexList('jax.jit', options.donateArgnums, 'donateArgnums');
@@ -75,7 +107,7 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
   }
   const cache = new Map<string, CacheEntry>();
 
-  const prepare = (args: unknown[]) => {
+  const prepare = (args: unknown[], abstract = false) => {
     const normalize = (i: number) => (i < 0 ? i + args.length : i);
     for (const i of [...staticArgnums, ...donateArgnums]) {
       if (normalize(i) < 0 || normalize(i) >= args.length) {
@@ -85,51 +117,61 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
     const statics = new Set(staticArgnums.map(normalize));
     const dynamic = args.map((a, i) => (statics.has(i) ? null : a));
     const [leaves, inTree] = flatten(dynamic as PyTree);
+    // lower() takes ShapeDtypeStructs (anything with a shape and a dtype): avals, nothing allocated
     const arrays = leaves.map((l, i) => {
+      if (abstract && isShapeDtypeLike(l)) return null;
       if (!isArrayLike(l)) throw new TypeError(`jax.jit: argument leaf ${i} must be an array or a number, got ${show(l)} (mark it static with staticArgnums)`);
       return toArray('jax.jit', l, `argument leaf ${i}`);
     });
-    const key = `${treeDefToString(inTree)}|${arrays.map((a) => avalKey(a.aval)).join(';')}|${[...statics].sort().map((i) => `${i}=${staticKey(args[i], i)}`).join(';')}`;
+    const avals = arrays.map((a, i) => a?.aval ?? structAval(leaves[i] as ShapeDtypeLike, i));
+    const key = `${treeDefToString(inTree)}|${avals.map(avalKey).join(';')}|${[...statics].sort().map((i) => `${i}=${staticKey(args[i], i)}`).join(';')}`;
+    const leavesPerArg = dynamic.map((d) => flatten(d as PyTree)[0].length);
+    const donatedArgs = new Set(donateArgnums.map(normalize));
+    const donated = new Set<number>();
+    let offset = 0;
+    leavesPerArg.forEach((count, i) => {
+      if (donatedArgs.has(i)) for (let k = 0; k < count; k++) donated.add(offset + k);
+      offset += count;
+    });
+    if (!abstract) shardings.checkArguments(args, statics);
     let entry = cache.get(key);
     if (!entry) {
-      const call = (...dyn: unknown[]) => fn(...(args.map((a, i) => (statics.has(i) ? a : dyn[i])) as never[]));
+      // inShardings / outShardings act inside the program: device_puts at its inputs and outputs (sharding/jit-shardings.ts)
+      const call = (...dyn: unknown[]) => {
+        const placed = shardings.placeArguments(dyn, args, statics);
+        return shardings.placeOutputs(fn(...(args.map((a, i) => (statics.has(i) ? a : placed[i])) as never[])));
+      };
       const { flat, outTree } = flattenFunction(call as never, inTree);
-      const closed = traceToJaxpr(flat, arrays.map((a) => a.aval));
-      entry = { closed, outTree: outTree() };
+      const closed = traceToJaxpr(flat, avals);
+      entry = { closed, outTree: outTree(), inTree, avals, donated };
       // a jaxpr that closes over an outer transformation's tracers is valid only inside that transformation
       if (!closed.consts.some((c) => c.isTracer)) cache.set(key, entry);
     }
-    return { entry, arrays, leaves, normalize, leavesPerArg: dynamic.map((d) => flatten(d as PyTree)[0].length) };
+    return { entry, arrays, leaves, donated };
   };
 
   const compiled = (entry: CacheEntry): Executable => {
-    entry.executable ??= compileJaxpr(entry.closed.jaxpr, defaultDevice().backend);
+    entry.executable ??= compileJaxpr(entry.closed.jaxpr, defaultDevice().backend, entry.closed.consts, entry.donated);
     return entry.executable;
   };
 
+  const concreteArrays = (arrays: (Array | null)[]): Array[] => arrays as Array[];
+
   const wrapped = ((...args: unknown[]) => {
-    const { entry, arrays, leaves, normalize, leavesPerArg } = prepare(args);
+    const { entry, arrays: maybe, leaves, donated } = prepare(args);
+    const arrays = concreteArrays(maybe);
     // Tracers among the arguments, or a jit tracing around us: stage the equations into that trace.
     const concrete = findTopMain(arrays) === null;
-    // control flow (scan / while / cond) runs between compiled straight-line segments (control-flow/segmented.ts)
-    const run = () => (usesControlFlow(entry.closed.jaxpr) ? segmentedProgram(entry.closed).run(arrays) : compiled(entry).run(arrays, entry.closed.consts));
-    const outs = concrete ? run() : evalJaxpr(entry.closed.jaxpr, entry.closed.consts, arrays);
+    const executable = concrete ? compiled(entry) : null;
+    const outs = executable ? executable.run(arrays, entry.closed.consts, defaultDevice().backend) : evalJaxpr(entry.closed.jaxpr, entry.closed.consts, arrays);
     if (concrete) {
       // arrays made from JS numbers for this call are ours to free (outputs hold their own references)
       arrays.forEach((a, i) => {
         if (!(leaves[i] instanceof Array)) a.dispose();
       });
-    }
-    if (donateArgnums.length && concrete) {
-      const donated = new Set(donateArgnums.map(normalize));
-      let offset = 0;
-      leavesPerArg.forEach((count, i) => {
-        if (donated.has(i)) {
-          // only the caller's Arrays are donated; numbers converted for the call are not theirs
-          for (let k = 0; k < count; k++) if (leaves[offset + k] instanceof Array) arrays[offset + k]!.markDonated();
-        }
-        offset += count;
-      });
+      // only the caller's Arrays are donated; numbers converted for the call are not theirs
+      const consumed = executable!.plan.consumedArguments();
+      for (const i of donated) if (leaves[i] instanceof Array && consumed.has(i)) arrays[i]!.markDonated();
     }
     return unflatten(entry.outTree, outs);
   }) as unknown as Jitted<F>;
@@ -137,6 +179,23 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
   Object.defineProperty(wrapped, 'cacheSize', { get: () => cache.size });
   Object.defineProperty(wrapped, 'executable', { value: (...args: unknown[]) => compiled(prepare(args).entry) });
   Object.defineProperty(wrapped, 'kernelCount', { value: (...args: unknown[]) => compiled(prepare(args).entry).kernelCount });
+  Object.defineProperty(wrapped, 'lower', {
+    value: (...args: unknown[]) => {
+      const last = args[args.length - 1];
+      let platform: Platform = defaultDevice().platform;
+      if (args.length && isLowerOptions(last)) {
+        args = args.slice(0, -1);
+        checkOptions('jax.jit(...).lower', last, ['platform']);
+        if (last.platform !== undefined) {
+          if (last.platform !== 'cpu' && last.platform !== 'cuda') throw new ValueError(`jax.jit(...).lower: platform must be 'cpu' or 'cuda', got ${show(last.platform)}`);
+          platform = last.platform;
+        }
+      }
+      const { entry } = prepare(args, true);
+      if (entry.closed.consts.some((c) => c.isTracer)) throw new ValueError('jax.jit(...).lower: cannot lower a function that closes over values being traced by an outer transformation');
+      return new Lowered(entry.closed, { platform, inTree: entry.inTree, outTree: entry.outTree, avals: entry.avals, donated: entry.donated, fn: fn.name || 'fn', cpuExecutable: () => compiled(entry), call: (...a: unknown[]) => (wrapped as unknown as (...x: unknown[]) => unknown)(...a) });
+    },
+  });
   return wrapped;
 }
 

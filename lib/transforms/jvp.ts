@@ -35,8 +35,10 @@ export function scalar(value: number, dtype: DType, weakType = true): Array {
 
 export function full(aval: ShapedArray, value: number): Array {
   const s = scalar(value, aval.dtype, aval.weakType);
-  if (aval.shape.length === 0) return s;
-  return bind1('broadcast_in_dim', [s], { shape: [...aval.shape], broadcastDimensions: [] });
+  const x = aval.shape.length === 0 ? s : bind1('broadcast_in_dim', [s], { shape: [...aval.shape], broadcastDimensions: [] });
+  // zeros for a host-resident value live in host memory too (they meet that value's other tangents)
+  const space = aval.memorySpace ?? 'device';
+  return space === x.memorySpace ? x : bind1('device_put', [x], { srcKind: x.memorySpace, dstKind: space });
 }
 
 export function zerosLike(aval: ShapedArray): Array {

@@ -19,6 +19,7 @@ import { Array } from '../core/array.js';
 import { bind, registerImpl } from '../core/bind.js';
 import { ValueError, show } from '../core/errors.js';
 import { tidy } from '../core/memory.js';
+import { withMemorySpace } from '../core/memory-space.js';
 import { type CheckpointPolicy, MEMORY_KINDS, type MemoryKind, type PrimitiveParams } from '../core/primitives.js';
 import { fullRaise, withMainTrace } from '../trace/core.js';
 import { type Atom, ClosedJaxpr, Jaxpr, type JaxprEqn, Var, evalJaxpr } from '../trace/jaxpr.js';
@@ -78,7 +79,7 @@ export function checkpointImpl(inputs: Array[], { jaxpr }: Params): Array[] {
       seen.add(o);
       return o;
     }
-    return new Array(o.storage('jax.checkpoint').retain(), o.shape, o.dtype, o.weakType);
+    return new Array(o.storage('jax.checkpoint').retain(), o.shape, o.dtype, o.weakType, o.memorySpace);
   });
 }
 
@@ -140,14 +141,14 @@ export function checkpointPartialEval(eqn: JaxprEqn, inUnknowns: readonly boolea
     const d = decision(producer.get(r)!);
     if (typeof d === 'object') {
       const [src, dst] = d.offload;
-      saved = new Var(r.aval);
+      saved = new Var(withMemorySpace(r.aval, dst));
       knownEqns.push({ primitive: 'device_put', inputs: [r], params: { srcKind: src, dstKind: dst }, outVars: [saved] });
-      const offloaded = new Var(r.aval);
+      const offloaded = new Var(saved.aval);
       unknownInVars[j] = offloaded;
       prologue.push({ primitive: 'device_put', inputs: [offloaded], params: { srcKind: dst, dstKind: src }, outVars: [r] });
     }
     knownResidualOuts.push(saved);
-    const outer = new Var(r.aval);
+    const outer = new Var(saved.aval);
     knownResidualVars.push(outer);
     return outer;
   });

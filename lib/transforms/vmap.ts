@@ -20,7 +20,7 @@ export { batchingRules } from './batching-rules.js';
 
 function perExampleAval(val: Array, batchDim: BatchDim): ShapedArray {
   const shape = batchDim === null ? val.shape : val.shape.filter((_, i) => i !== batchDim);
-  return { shape, dtype: val.dtype, weakType: val.weakType };
+  return { ...val.aval, shape };
 }
 
 export class BatchTracer extends Tracer {

@@ -60,7 +60,11 @@ const FLOAT_FN: Record<string, string> = {
   asinh: 'asinh', acosh: 'acosh', atanh: 'atanh', sqrt: 'sqrt', cbrt: 'cbrt', erf: 'erf', abs: 'fabs',
 };
 
-/** Renders expressions into SSA statements; `input(i)` supplies the C expression that loads input i. */
+/**
+ * Renders expressions into SSA statements; `input(i)` supplies the C expression that loads input i.
+ * With an `outer` renderer whose statements are in scope, nodes it already rendered are reused
+ * (loop-invariant values computed once outside a loop); `prefix` keeps the two sets of names apart.
+ */
 export class ExprRenderer {
   readonly lines: string[] = [];
   #names = new Map<Expr, string>();
@@ -69,13 +73,20 @@ export class ExprRenderer {
   constructor(
     private readonly input: (index: number) => string,
     private readonly iota: (axis: number) => string,
+    private readonly outer?: ExprRenderer,
+    private readonly prefix = 'v',
   ) {}
 
+  /** The name of an already rendered node (here or in the outer renderer). */
+  nameOf(e: Expr): string | undefined {
+    return this.#names.get(e) ?? this.outer?.nameOf(e);
+  }
+
   render(e: Expr): string {
-    const known = this.#names.get(e);
+    const known = this.nameOf(e);
     if (known) return known;
     const value = this.#value(e);
-    const name = `v${this.#count++}`;
+    const name = `${this.prefix}${this.#count++}`;
     this.lines.push(`const ${computeType(e.dtype)} ${name} = ${value};`);
     this.#names.set(e, name);
     return name;

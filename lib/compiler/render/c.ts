@@ -3,10 +3,10 @@
 // more than JX_PARALLEL_THRESHOLD elements run under OpenMP. Parameter layouts
 // are documented on each kernel type in ../kernel-ir.ts.
 import { type DType, isFloating, isUnsigned } from '../../core/dtype.js';
-import { kernelJson } from '../kernel-ir.js';
+import { kernelJson, kernelName } from '../kernel-ir.js';
 import type {
   ConcatenateKernel, CumulativeKernel, DotKernel, DynamicSliceKernel, DynamicUpdateSliceKernel, ElementwiseKernel,
-  FusedReduce, GatherKernel, Kernel, PadKernel, ReduceKernel, ScatterKernel,
+  Expr, FusedReduce, GatherKernel, Kernel, PadKernel, ReduceKernel, ScatterKernel,
 } from '../kernel-ir.js';
 import { C_PRELUDE } from './c-prelude.js';
 import { ExprRenderer, computeType, literal, loadValue, storageType, storeValue } from './c-expr.js';
@@ -214,7 +214,7 @@ function reduce(k: ReduceKernel, name: string): string {
 function reductionSkeleton(
   name: string,
   p: ReduceParts,
-  code: { decls: string[]; base: string[]; loop: string[]; finish: string[] },
+  code: { decls: string[]; base: string[]; loop: string[]; finish: string[]; splitFinish?: string[] },
 ): string {
   return `void ${name}(void **buffers, const int64_t *params) {
 ${indent(code.decls, 2)}
@@ -237,7 +237,7 @@ ${indent(code.loop, 10)}
       }
       ${p.acc} acc = partial[0];
       for (int t = 1; t < used; t++) { ${p.merge('acc', 'partial[t]')} }
-${indent(code.finish, 6)}
+${indent(code.splitFinish ?? code.finish, 6)}
     }
     return;
   }
@@ -278,16 +278,43 @@ ${indent(body, 4)}
 }`;
 }
 
-/** A reduction with a prologue (the reduced value), side outputs and output-space epilogue; layout in kernel-ir.ts FusedReduce. */
+/** The nodes of `exprs` that read no input but the result (index `result`): the same for every element of one output. */
+function resultOnlyNodes(exprs: Expr[], result: number): Expr[] {
+  const known = new Map<Expr, boolean>();
+  const out: Expr[] = [];
+  const visit = (e: Expr): boolean => {
+    const seen = known.get(e);
+    if (seen !== undefined) return seen;
+    let only: boolean;
+    switch (e.op) {
+      case 'input': only = e.index === result; break;
+      case 'literal': only = true; break;
+      case 'iota': only = false; break;
+      case 'unary': case 'convert': only = visit(e.x); break;
+      case 'binary': case 'compare': only = [visit(e.x), visit(e.y)].every(Boolean); break;
+      case 'select': only = [visit(e.predicate), ...e.cases.map(visit)].every(Boolean); break;
+      case 'clamp': only = [visit(e.lo), visit(e.x), visit(e.hi)].every(Boolean); break;
+    }
+    known.set(e, only);
+    if (only && e.op !== 'literal' && e.op !== 'input') out.push(e);
+    return only;
+  };
+  exprs.forEach(visit);
+  return out;
+}
+
+/** A reduction with a prologue (the reduced value), side outputs, output-space epilogue and final outputs; layout in kernel-ir.ts FusedReduce. */
 function fusedReduce(k: ReduceKernel, f: FusedReduce, name: string): string {
   const nOut = f.outputs.length;
   const nSide = f.sideOutputs.length;
   const nIn = f.inputs.length;
-  const views = nIn + nSide + f.iotaAxes.length;
+  const finals = f.finalOutputs ?? [];
+  const nFinal = finals.length;
+  const views = nIn + nSide + nFinal + f.iotaAxes.length;
   const iotaView = (axis: number) => {
     const t = f.iotaAxes.indexOf(axis);
     if (t < 0) throw new Error(`render/c: fused reduction ${name} reads iota axis ${axis}, which is not in iotaAxes ${JSON.stringify(f.iotaAxes)}`);
-    return nIn + nSide + t;
+    return nIn + nSide + nFinal + t;
   };
   const decls = [
     'const int64_t n_out = params[0], n_inner = params[1];',
@@ -300,7 +327,8 @@ function fusedReduce(k: ReduceKernel, f: FusedReduce, name: string): string {
   ];
   f.outputs.forEach((o, j) => decls.push(`${storageType(o.dtype)} *restrict out${j} = (${storageType(o.dtype)} *)buffers[${j}];`));
   f.sideOutputs.forEach((o, j) => decls.push(`${storageType(o.dtype)} *restrict side${j} = (${storageType(o.dtype)} *)buffers[${nOut + j}];`));
-  f.inputs.forEach((inp, i) => decls.push(`const ${storageType(inp.dtype)} *restrict in${i} = (const ${storageType(inp.dtype)} *)buffers[${nOut + nSide + i}];`));
+  finals.forEach((o, j) => decls.push(`${storageType(o.dtype)} *restrict final${j} = (${storageType(o.dtype)} *)buffers[${nOut + nSide + j}];`));
+  f.inputs.forEach((inp, i) => decls.push(`const ${storageType(inp.dtype)} *restrict in${i} = (const ${storageType(inp.dtype)} *)buffers[${nOut + nSide + nFinal + i}];`));
   for (let v = 0; v < views; v++) decls.push(`const int64_t *os${v} = views + ${v} * (outer_rank + inner_rank), *is${v} = os${v} + outer_rank;`);
   const ids = [...Array(views).keys()];
   const bases = ids.length
@@ -324,11 +352,33 @@ function fusedReduce(k: ReduceKernel, f: FusedReduce, name: string): string {
     (axis) => `b${iotaView(axis)}`,
   );
   const outs = f.outputs.map((o) => epilogue.render(o.expr));
-  const finishBlock = [
-    '{',
-    ...indent([...epilogue.lines, ...f.outputs.map((o, j) => `out${j}[o] = ${storeValue(o.dtype, outs[j]!)};`)], 2).split('\n'),
-    '}',
-  ];
+  const outStores = f.outputs.map((o, j) => `out${j}[o] = ${storeValue(o.dtype, outs[j]!)};`);
+
+  // The final outputs: a second pass over the inputs of output o once `res` is complete. What depends on the
+  // result alone (layernorm's 1 / sqrt(var + eps)) is computed once, with the epilogue, outside the loop.
+  for (const e of resultOnlyNodes(finals.map((o) => o.expr), nIn)) epilogue.render(e);
+  const second = new ExprRenderer(
+    (i) => (i === nIn ? 'res' : loadValue(f.inputs[i]!.dtype, `in${i}[p${i}]`)),
+    (axis) => `p${iotaView(axis)}`,
+    epilogue,
+    'f',
+  );
+  const finalValues = finals.map((o) => second.render(o.expr));
+  const finalBody = [...second.lines, ...finals.map((o, j) => `final${j}[p${nIn + nSide + j}] = ${storeValue(o.dtype, finalValues[j]!)};`)];
+  const finalPass = (split: boolean): string[] => {
+    if (nFinal === 0) return [];
+    const loop = fusedInnerLoop(views, finalBody).split('\n');
+    if (!split) return ['{', '  const int64_t lo = 0, hi = n_inner;', ...indent(loop, 2).split('\n'), '}'];
+    return [
+      '#pragma omp parallel',
+      '{',
+      '  const int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();',
+      '  const int64_t lo = n_inner * thread / threads, hi = n_inner * (thread + 1) / threads;',
+      ...indent(loop, 2).split('\n'),
+      '}',
+    ];
+  };
+  const finishBlock = (split = false) => ['{', ...indent([...epilogue.lines, ...outStores, ...finalPass(split)], 2).split('\n'), '}'];
 
   if (arg) {
     const cmp = k.op === 'argmax' ? '>' : '<';
@@ -344,7 +394,7 @@ ${indent(bases, 4)}
     ${t} best = 0; int64_t best_index = -1;
 ${indent(fusedInnerLoop(views, body).split('\n'), 4)}
     const ${resultType} res = (${resultType})best_index;
-${indent(finishBlock, 4)}
+${indent(finishBlock(), 4)}
   }
 }`;
   }
@@ -352,7 +402,7 @@ ${indent(finishBlock, 4)}
   const body = [...prologue.lines, ...sideStores, p.combine('acc', value)];
   const loop = fusedInnerLoop(views, body).split('\n');
   const result = `const ${resultType} res = ${loadValue(k.outputDtype, p.finish('acc'))};`;
-  return reductionSkeleton(name, p, { decls, base: bases, loop, finish: [result, ...finishBlock] });
+  return reductionSkeleton(name, p, { decls, base: bases, loop, finish: [result, ...finishBlock()], splitFinish: [result, ...finishBlock(true)] });
 }
 
 function argReduce(k: ReduceKernel, name: string): string {
@@ -411,20 +461,55 @@ function cumulative(k: CumulativeKernel, name: string): string {
 }`;
 }
 
+/** The statements storing row[j] (the accumulated product) at column j of output row `bm`: plain, or through the epilogue. */
+function dotStore(k: DotKernel): { decls: string[]; row: string[]; store: string[] } {
+  // bool: any nonzero sum is true (casting the sum to uint8_t first would wrap 256 to false)
+  const result = k.outputDtype === 'bool' ? 'row[j]' : `(${computeType(k.outputDtype)})row[j]`;
+  const stored = storeValue(k.outputDtype, result);
+  const e = k.epilogue;
+  if (!e) {
+    const to = storageType(k.outputDtype);
+    return { decls: [`${to} *restrict out = (${to} *)buffers[0];`], row: [`${to} *o = out + bm * N;`], store: [`o[j] = ${stored};`] };
+  }
+  const nOut = e.outputs.length;
+  const decls: string[] = [];
+  e.outputs.forEach((o, j) => decls.push(`${storageType(o.dtype)} *restrict out${j} = (${storageType(o.dtype)} *)buffers[${j}];`));
+  e.inputs.forEach((inp, i) => {
+    decls.push(`const ${storageType(inp.dtype)} *restrict in${i} = (const ${storageType(inp.dtype)} *)buffers[${nOut + 2 + i}];`);
+    decls.push(`const int64_t esb${i} = params[${10 + 3 * i}], esm${i} = params[${11 + 3 * i}], esn${i} = params[${12 + 3 * i}];`);
+  });
+  // the product rounded to the output dtype first, as eager's dot stores it before the elementwise ops read it
+  const renderer = new ExprRenderer(
+    (i) => (i === e.inputs.length ? 'product' : loadValue(e.inputs[i]!.dtype, `e${i}[j * esn${i}]`)),
+    (axis) => {
+      throw new Error(`render/c: dot kernel ${kernelName(k)} has an epilogue reading iota axis ${axis}`);
+    },
+  );
+  const values = e.outputs.map((o) => renderer.render(o.expr));
+  return {
+    decls,
+    row: e.inputs.map((inp, i) => `const ${storageType(inp.dtype)} *e${i} = in${i} + b * esb${i} + m * esm${i};`),
+    store: [
+      `const ${computeType(k.outputDtype)} product = ${loadValue(k.outputDtype, stored)};`,
+      ...renderer.lines,
+      ...e.outputs.map((o, j) => `out${j}[bm * N + j] = ${storeValue(o.dtype, values[j]!)};`),
+    ],
+  };
+}
+
 function dot(k: DotKernel, name: string): string {
   const floating = isFloating(k.outputDtype) || isFloating(k.inputDtype);
   const acc = floating ? 'double' : isUnsigned(k.outputDtype) ? 'uint64_t' : 'uint64_t';
   const ti = storageType(k.inputDtype);
-  const to = storageType(k.outputDtype);
   const load = (ref: string) => `(${acc})${loadValue(k.inputDtype, ref)}`;
-  // bool: any nonzero sum is true (casting the sum to uint8_t first would wrap 256 to false)
-  const result = k.outputDtype === 'bool' ? 'row[j]' : `(${computeType(k.outputDtype)})row[j]`;
+  const nOut = k.epilogue ? k.epilogue.outputs.length : 1;
+  const store = dotStore(k);
   return `void ${name}(void **buffers, const int64_t *params) {
   const int64_t B = params[0], M = params[1], N = params[2], K = params[3];
   const int64_t lsb = params[4], lsm = params[5], lsk = params[6], rsb = params[7], rsk = params[8], rsn = params[9];
-  ${to} *restrict out = (${to} *)buffers[0];
-  const ${ti} *restrict lhs = (const ${ti} *)buffers[1];
-  const ${ti} *restrict rhs = (const ${ti} *)buffers[2];
+${indent(store.decls, 2)}
+  const ${ti} *restrict lhs = (const ${ti} *)buffers[${nOut}];
+  const ${ti} *restrict rhs = (const ${ti} *)buffers[${nOut + 1}];
   if (B * M * N == 0) return;
   #pragma omp parallel if (B * M * N * K > JX_PARALLEL_THRESHOLD)
   {
@@ -441,8 +526,9 @@ function dot(k: DotKernel, name: string): string {
         if (rsn == 1) { for (int64_t j = 0; j < N; j++) row[j] += x * ${load('wr[j]')}; }
         else { for (int64_t j = 0; j < N; j++) row[j] += x * ${load('wr[j * rsn]')}; }
       }
-      ${to} *o = out + bm * N;
-      for (int64_t j = 0; j < N; j++) o[j] = ${storeValue(k.outputDtype, result)};
+${indent([...store.row, 'for (int64_t j = 0; j < N; j++) {'], 6)}
+${indent(store.store, 8)}
+      }
     }
     free(row);
   }

@@ -1,0 +1,167 @@
+// The subset of the CUDA driver API and of NVRTC that jaxon calls, declared by
+// hand so the addon builds on machines with no CUDA toolkit (both libraries
+// are dlopened, never linked; see cuda_driver.c). Values and signatures follow
+// NVIDIA's cuda.h and nvrtc.h. Entry points and constants are X-macro lists:
+// the loader resolves every listed symbol by its exact (versioned) name, and
+// cuda_api_check.c compiles the same lists against a real cuda.h (define
+// JAXON_CUDA_API_USE_TOOLKIT_TYPES after including it) to prove they agree.
+#ifndef JAXON_CUDA_API_H
+#define JAXON_CUDA_API_H
+#include <stddef.h>
+
+#ifndef JAXON_CUDA_API_USE_TOOLKIT_TYPES
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr; // 64-bit hosts only, as cuda.h on LP64
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef void (*CUhostFn)(void *userData);
+typedef struct _nvrtcProgram *nvrtcProgram;
+#endif
+
+// name, value: every constant jaxon uses, grouped by the cuda.h enum it belongs to.
+#define JAXON_CURESULT_VALUES(X)                    \
+  X(CUDA_SUCCESS, 0)                                \
+  X(CUDA_ERROR_INVALID_VALUE, 1)                    \
+  X(CUDA_ERROR_OUT_OF_MEMORY, 2)                    \
+  X(CUDA_ERROR_NOT_INITIALIZED, 3)                  \
+  X(CUDA_ERROR_STUB_LIBRARY, 34)                    \
+  X(CUDA_ERROR_NO_DEVICE, 100)                      \
+  X(CUDA_ERROR_INVALID_DEVICE, 101)                 \
+  X(CUDA_ERROR_NOT_FOUND, 500)                      \
+  X(CUDA_ERROR_NOT_READY, 600)                      \
+  X(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, 803)
+
+#define JAXON_CU_DEVICE_ATTRIBUTE_VALUES(X)                  \
+  X(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1)            \
+  X(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 8)      \
+  X(CU_DEVICE_ATTRIBUTE_WARP_SIZE, 10)                       \
+  X(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 16)            \
+  X(CU_DEVICE_ATTRIBUTE_INTEGRATED, 18)                      \
+  X(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 38)                   \
+  X(CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT, 40)              \
+  X(CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, 41)              \
+  X(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 75)        \
+  X(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 76)        \
+  X(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 97)
+
+#define JAXON_CU_FUNCTION_ATTRIBUTE_VALUES(X)              \
+  X(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 0)            \
+  X(CU_FUNC_ATTRIBUTE_NUM_REGS, 4)                         \
+  X(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 8)
+
+#define JAXON_CU_STREAM_CAPTURE_MODE_VALUES(X) \
+  X(CU_STREAM_CAPTURE_MODE_GLOBAL, 0)          \
+  X(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, 1)
+
+// Flags passed as unsigned int; cuda.h has them as enums or #defines.
+#define JAXON_CU_FLAG_VALUES(X)        \
+  X(CU_STREAM_NON_BLOCKING, 0x1)       \
+  X(CU_EVENT_DEFAULT, 0x0)             \
+  X(CU_EVENT_DISABLE_TIMING, 0x2)      \
+  X(CU_MEMHOSTALLOC_PORTABLE, 0x01)
+
+#define JAXON_NVRTC_RESULT_VALUES(X)          \
+  X(NVRTC_SUCCESS, 0)                         \
+  X(NVRTC_ERROR_OUT_OF_MEMORY, 1)             \
+  X(NVRTC_ERROR_PROGRAM_CREATION_FAILURE, 2)  \
+  X(NVRTC_ERROR_INVALID_INPUT, 3)             \
+  X(NVRTC_ERROR_INVALID_PROGRAM, 4)           \
+  X(NVRTC_ERROR_INVALID_OPTION, 5)            \
+  X(NVRTC_ERROR_COMPILATION, 6)
+
+#ifndef JAXON_CUDA_API_USE_TOOLKIT_TYPES
+#define JAXON_ENUMERATOR(name, value) name = value,
+typedef enum cudaError_enum { JAXON_CURESULT_VALUES(JAXON_ENUMERATOR) } CUresult;
+typedef enum CUdevice_attribute_enum { JAXON_CU_DEVICE_ATTRIBUTE_VALUES(JAXON_ENUMERATOR) } CUdevice_attribute;
+typedef enum CUfunction_attribute_enum { JAXON_CU_FUNCTION_ATTRIBUTE_VALUES(JAXON_ENUMERATOR) } CUfunction_attribute;
+typedef enum CUstreamCaptureMode_enum { JAXON_CU_STREAM_CAPTURE_MODE_VALUES(JAXON_ENUMERATOR) } CUstreamCaptureMode;
+enum { JAXON_CU_FLAG_VALUES(JAXON_ENUMERATOR) };
+typedef enum { JAXON_NVRTC_RESULT_VALUES(JAXON_ENUMERATOR) } nvrtcResult;
+#undef JAXON_ENUMERATOR
+#endif
+
+// return type, exact exported symbol, parameters. The loader refuses a
+// library that lacks any of these, so a call never meets a NULL pointer.
+#define JAXON_CUDA_DRIVER_FUNCTIONS(X)                                                                   \
+  X(CUresult, cuInit, (unsigned int Flags))                                                              \
+  X(CUresult, cuDriverGetVersion, (int *driverVersion))                                                  \
+  X(CUresult, cuGetErrorName, (CUresult error, const char **pStr))                                       \
+  X(CUresult, cuGetErrorString, (CUresult error, const char **pStr))                                     \
+  X(CUresult, cuDeviceGetCount, (int *count))                                                            \
+  X(CUresult, cuDeviceGet, (CUdevice *device, int ordinal))                                              \
+  X(CUresult, cuDeviceGetName, (char *name, int len, CUdevice dev))                                      \
+  X(CUresult, cuDeviceGetAttribute, (int *pi, CUdevice_attribute attrib, CUdevice dev))                  \
+  X(CUresult, cuDeviceTotalMem_v2, (size_t *bytes, CUdevice dev))                                        \
+  X(CUresult, cuDevicePrimaryCtxRetain, (CUcontext *pctx, CUdevice dev))                                 \
+  X(CUresult, cuCtxSetCurrent, (CUcontext ctx))                                                          \
+  X(CUresult, cuMemGetInfo_v2, (size_t *free, size_t *total))                                            \
+  X(CUresult, cuMemAlloc_v2, (CUdeviceptr *dptr, size_t bytesize))                                       \
+  X(CUresult, cuMemFree_v2, (CUdeviceptr dptr))                                                          \
+  X(CUresult, cuMemHostAlloc, (void **pp, size_t bytesize, unsigned int Flags))                          \
+  X(CUresult, cuMemFreeHost, (void *p))                                                                  \
+  X(CUresult, cuMemcpyHtoDAsync_v2, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,       \
+                                     CUstream hStream))                                                  \
+  X(CUresult, cuMemcpyDtoHAsync_v2, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,             \
+                                     CUstream hStream))                                                  \
+  X(CUresult, cuMemcpyDtoDAsync_v2, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,     \
+                                     CUstream hStream))                                                  \
+  X(CUresult, cuMemsetD8Async, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream))    \
+  X(CUresult, cuStreamCreate, (CUstream *phStream, unsigned int Flags))                                  \
+  X(CUresult, cuStreamSynchronize, (CUstream hStream))                                                   \
+  X(CUresult, cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags))                 \
+  X(CUresult, cuEventCreate, (CUevent *phEvent, unsigned int Flags))                                     \
+  X(CUresult, cuEventDestroy_v2, (CUevent hEvent))                                                       \
+  X(CUresult, cuEventRecord, (CUevent hEvent, CUstream hStream))                                         \
+  X(CUresult, cuEventQuery, (CUevent hEvent))                                                            \
+  X(CUresult, cuEventSynchronize, (CUevent hEvent))                                                      \
+  X(CUresult, cuEventElapsedTime, (float *pMilliseconds, CUevent hStart, CUevent hEnd))                  \
+  X(CUresult, cuModuleLoadData, (CUmodule *module, const void *image))                                   \
+  X(CUresult, cuModuleUnload, (CUmodule hmod))                                                           \
+  X(CUresult, cuModuleGetFunction, (CUfunction *hfunc, CUmodule hmod, const char *name))                 \
+  X(CUresult, cuFuncGetAttribute, (int *pi, CUfunction_attribute attrib, CUfunction hfunc))              \
+  X(CUresult, cuFuncSetAttribute, (CUfunction hfunc, CUfunction_attribute attrib, int value))            \
+  X(CUresult, cuLaunchKernel, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY,               \
+                               unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,    \
+                               unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,    \
+                               void **kernelParams, void **extra))                                       \
+  X(CUresult, cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *userData))
+
+// CUDA graphs (driver 11.4+) are an optimization: without them programs replay op by op.
+#define JAXON_CUDA_GRAPH_FUNCTIONS(X)                                                                    \
+  X(CUresult, cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode))                     \
+  X(CUresult, cuStreamEndCapture, (CUstream hStream, CUgraph *phGraph))                                  \
+  X(CUresult, cuGraphInstantiateWithFlags, (CUgraphExec *phGraphExec, CUgraph hGraph,                    \
+                                            unsigned long long flags))                                   \
+  X(CUresult, cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream))                                 \
+  X(CUresult, cuGraphExecDestroy, (CUgraphExec hGraphExec))                                              \
+  X(CUresult, cuGraphDestroy, (CUgraph hGraph))
+
+#define JAXON_NVRTC_FUNCTIONS(X)                                                                         \
+  X(const char *, nvrtcGetErrorString, (nvrtcResult result))                                             \
+  X(nvrtcResult, nvrtcVersion, (int *major, int *minor))                                                 \
+  X(nvrtcResult, nvrtcGetNumSupportedArchs, (int *numArchs))                                             \
+  X(nvrtcResult, nvrtcGetSupportedArchs, (int *supportedArchs))                                          \
+  X(nvrtcResult, nvrtcCreateProgram, (nvrtcProgram *prog, const char *src, const char *name,            \
+                                      int numHeaders, const char *const *headers,                       \
+                                      const char *const *includeNames))                                 \
+  X(nvrtcResult, nvrtcDestroyProgram, (nvrtcProgram *prog))                                              \
+  X(nvrtcResult, nvrtcCompileProgram, (nvrtcProgram prog, int numOptions, const char *const *options))  \
+  X(nvrtcResult, nvrtcGetPTXSize, (nvrtcProgram prog, size_t *ptxSizeRet))                               \
+  X(nvrtcResult, nvrtcGetPTX, (nvrtcProgram prog, char *ptx))                                            \
+  X(nvrtcResult, nvrtcGetCUBINSize, (nvrtcProgram prog, size_t *cubinSizeRet))                           \
+  X(nvrtcResult, nvrtcGetCUBIN, (nvrtcProgram prog, char *cubin))                                        \
+  X(nvrtcResult, nvrtcGetProgramLogSize, (nvrtcProgram prog, size_t *logSizeRet))                        \
+  X(nvrtcResult, nvrtcGetProgramLog, (nvrtcProgram prog, char *log))
+
+#define JAXON_DECLARE_PFN(ret, name, params) typedef ret(*jaxon_pfn_##name) params;
+JAXON_CUDA_DRIVER_FUNCTIONS(JAXON_DECLARE_PFN)
+JAXON_CUDA_GRAPH_FUNCTIONS(JAXON_DECLARE_PFN)
+JAXON_NVRTC_FUNCTIONS(JAXON_DECLARE_PFN)
+#undef JAXON_DECLARE_PFN
+
+#endif

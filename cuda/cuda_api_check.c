@@ -1,0 +1,39 @@
+// Proves cuda_api.h agrees with a real toolkit's cuda.h: every constant has
+// cuda.h's value and every entry point's type is cuda.h's prototype. Not part
+// of the addon; test/cuda-runtime.test.ts compiles it with -fsyntax-only where
+// a cuda.h exists (nvrtc.h is checked too when the toolkit has it).
+#include <cuda.h>
+#if __has_include(<nvrtc.h>)
+#include <nvrtc.h>
+#define JAXON_CHECK_NVRTC 1
+#endif
+#define JAXON_CUDA_API_USE_TOOLKIT_TYPES
+#ifndef JAXON_CHECK_NVRTC
+typedef struct _nvrtcProgram *nvrtcProgram;
+typedef int nvrtcResult;
+#endif
+#include "cuda_api.h"
+
+#define SAME_VALUE(name, value) _Static_assert((long long)(name) == (value), #name " differs from cuda.h");
+JAXON_CURESULT_VALUES(SAME_VALUE)
+JAXON_CU_DEVICE_ATTRIBUTE_VALUES(SAME_VALUE)
+JAXON_CU_FUNCTION_ATTRIBUTE_VALUES(SAME_VALUE)
+JAXON_CU_STREAM_CAPTURE_MODE_VALUES(SAME_VALUE)
+JAXON_CU_FLAG_VALUES(SAME_VALUE)
+
+// `name` is macro-expanded here, so cuda.h's own renames (cuEventElapsedTime →
+// _v2 in CUDA 12.8+) are followed; those keep the old entry's signature.
+#define SAME_TYPE(ret, name, params) \
+  _Static_assert(__builtin_types_compatible_p(__typeof__(&name), jaxon_pfn_##name), #name " differs from cuda.h");
+JAXON_CUDA_DRIVER_FUNCTIONS(SAME_TYPE)
+JAXON_CUDA_GRAPH_FUNCTIONS(SAME_TYPE)
+
+_Static_assert(sizeof(CUdeviceptr) == 8, "CUdeviceptr is 64-bit");
+_Static_assert(sizeof(CUresult) == sizeof(int), "CUresult is int-sized");
+
+#ifdef JAXON_CHECK_NVRTC
+JAXON_NVRTC_RESULT_VALUES(SAME_VALUE)
+JAXON_NVRTC_FUNCTIONS(SAME_TYPE)
+#endif
+
+int jaxon_cuda_api_check;

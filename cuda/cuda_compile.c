@@ -1,0 +1,367 @@
+// NVRTC compilation, module loading and kernel launches. Compiles run as
+// napi_async_work on libuv's thread pool, never on the JS thread, so many
+// kernels compile in parallel (NVRTC is thread-safe across programs); the
+// result is CUBIN when the options name a real architecture (sm_90a) and PTX
+// for a virtual one (compute_90), which the driver then compiles at load.
+// Modules stay loaded for the life of the process, as the CPU backend's
+// kernel libraries do; kernel caches above them hold every function anyway.
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cuda_runtime.h"
+
+#define MAX_KERNEL_ARGS 256
+#define DEFAULT_DYNAMIC_SHARED (48 * 1024)
+
+typedef struct compile_job {
+  char *source, *name;
+  char **options;
+  uint32_t num_options;
+  int want_cubin;
+  const jaxon_nvrtc *nvrtc;
+  nvrtcResult result;
+  const char *stage; /* the NVRTC call that failed */
+  char *log, *image;
+  size_t image_size;
+  napi_deferred deferred;
+  napi_async_work work;
+} compile_job;
+
+typedef struct jaxon_cuda_function {
+  jaxon_cuda_device *device;
+  CUfunction function;
+  char name[256];
+  int num_regs, max_threads_per_block, dynamic_shared_limit;
+} jaxon_cuda_function;
+
+static void free_job(compile_job *job) {
+  free(job->source);
+  free(job->name);
+  for (uint32_t i = 0; i < job->num_options; i++) free(job->options[i]);
+  free(job->options);
+  free(job->log);
+  free(job->image);
+  free(job);
+}
+
+// Runs on any thread; touches nothing but NVRTC and the job.
+static void run_compile(compile_job *job) {
+  const jaxon_nvrtc *nv = job->nvrtc;
+  nvrtcProgram program = NULL;
+  char file[300];
+  snprintf(file, sizeof file, "%.250s.cu", job->name);
+  job->stage = "nvrtcCreateProgram";
+  job->result = nv->nvrtcCreateProgram(&program, job->source, file, 0, NULL, NULL);
+  if (job->result != NVRTC_SUCCESS) return;
+  job->stage = "nvrtcCompileProgram";
+  job->result = nv->nvrtcCompileProgram(program, (int)job->num_options, (const char *const *)job->options);
+  size_t log_size = 0;
+  if (nv->nvrtcGetProgramLogSize(program, &log_size) == NVRTC_SUCCESS && log_size > 0 &&
+      (job->log = malloc(log_size + 1))) {
+    if (nv->nvrtcGetProgramLog(program, job->log) != NVRTC_SUCCESS) job->log[0] = '\0';
+    job->log[log_size] = '\0';
+  }
+  if (job->result == NVRTC_SUCCESS) {
+    job->stage = job->want_cubin ? "nvrtcGetCUBINSize" : "nvrtcGetPTXSize";
+    job->result = job->want_cubin ? nv->nvrtcGetCUBINSize(program, &job->image_size)
+                                  : nv->nvrtcGetPTXSize(program, &job->image_size);
+  }
+  if (job->result == NVRTC_SUCCESS) {
+    job->stage = job->want_cubin ? "nvrtcGetCUBIN" : "nvrtcGetPTX";
+    job->image = malloc(job->image_size ? job->image_size : 1);
+    if (!job->image) job->result = NVRTC_ERROR_OUT_OF_MEMORY;
+    else job->result = job->want_cubin ? nv->nvrtcGetCUBIN(program, job->image) : nv->nvrtcGetPTX(program, job->image);
+  }
+  nv->nvrtcDestroyProgram(&program);
+}
+
+static const char *nvrtc_result_name(nvrtcResult result) {
+  switch (result) {
+#define JAXON_NAME_CASE(name, value) case name: return #name;
+    JAXON_NVRTC_RESULT_VALUES(JAXON_NAME_CASE)
+#undef JAXON_NAME_CASE
+    default: return "NVRTC_ERROR";
+  }
+}
+
+// The compile's outcome: { image: Uint8Array, kind: 'cubin' | 'ptx', log } or an Error with `code` and `log`.
+static napi_value compile_outcome(napi_env env, compile_job *job, int *ok) {
+  napi_value value, log;
+  napi_create_string_utf8(env, job->log ? job->log : "", NAPI_AUTO_LENGTH, &log);
+  if (job->result != NVRTC_SUCCESS) {
+    size_t size = 1024 + (job->log ? strlen(job->log) : 0);
+    char *message = malloc(size);
+    napi_value text, code;
+    if (message) {
+      snprintf(message, size, "jaxon cuda: NVRTC failed to compile kernel '%s': %s returned %s (%s)%s%s", job->name,
+               job->stage, nvrtc_result_name(job->result), job->nvrtc->nvrtcGetErrorString(job->result),
+               job->log && job->log[0] ? "; NVRTC log:\n" : "", job->log ? job->log : "");
+    }
+    napi_create_string_utf8(env, message ? message : "jaxon cuda: NVRTC failed", NAPI_AUTO_LENGTH, &text);
+    napi_create_string_utf8(env, nvrtc_result_name(job->result), NAPI_AUTO_LENGTH, &code);
+    napi_create_error(env, code, text, &value);
+    napi_set_named_property(env, value, "log", log);
+    free(message);
+    *ok = 0;
+    return value;
+  }
+  napi_value array_buffer, bytes;
+  void *data = NULL;
+  napi_create_object(env, &value);
+  if (napi_create_arraybuffer(env, job->image_size, &data, &array_buffer) != napi_ok) {
+    napi_value text;
+    napi_create_string_utf8(env, "jaxon cuda: cannot allocate the compiled image", NAPI_AUTO_LENGTH, &text);
+    napi_create_error(env, NULL, text, &value);
+    *ok = 0;
+    return value;
+  }
+  if (job->image_size) memcpy(data, job->image, job->image_size);
+  napi_create_typedarray(env, napi_uint8_array, job->image_size, array_buffer, 0, &bytes);
+  napi_set_named_property(env, value, "image", bytes);
+  jaxon_set_string(env, value, "kind", job->want_cubin ? "cubin" : "ptx");
+  napi_set_named_property(env, value, "log", log);
+  *ok = 1;
+  return value;
+}
+
+// Reads (source, name, options) into a job; NULL with a pending exception.
+static compile_job *read_job(napi_env env, napi_callback_info info, const char *fn) {
+  napi_value argv[3];
+  const char *reason = NULL;
+  if (!jaxon_args(env, info, fn, 3, 3, argv, NULL)) return NULL;
+  const jaxon_nvrtc *nvrtc = jaxon_nvrtc_load(&reason);
+  if (!nvrtc) {
+    char message[2300];
+    snprintf(message, sizeof message, "jaxon cuda: %s: %s", fn, reason);
+    jaxon_throw_code(env, "CUDA_UNAVAILABLE", message);
+    return NULL;
+  }
+  compile_job *job = calloc(1, sizeof *job);
+  if (!job) return NULL;
+  job->nvrtc = nvrtc;
+  bool is_array = false;
+  if (!jaxon_get_string(env, argv[0], fn, "source", &job->source) ||
+      !jaxon_get_string(env, argv[1], fn, "name", &job->name) || napi_is_array(env, argv[2], &is_array) != napi_ok ||
+      !is_array || napi_get_array_length(env, argv[2], &job->num_options) != napi_ok) {
+    if (!is_array) napi_throw_type_error(env, NULL, "jaxon cuda: compile: options must be an array of strings");
+    free_job(job);
+    return NULL;
+  }
+  job->options = calloc(job->num_options ? job->num_options : 1, sizeof *job->options);
+  job->want_cubin = 0;
+  for (uint32_t i = 0; job->options && i < job->num_options; i++) {
+    napi_value option;
+    if (napi_get_element(env, argv[2], i, &option) != napi_ok || !jaxon_get_string(env, option, fn, "options[i]", &job->options[i])) {
+      job->num_options = i;
+      free_job(job);
+      return NULL;
+    }
+    const char *o = job->options[i];
+    if (!strncmp(o, "--gpu-architecture=sm_", 22) || !strncmp(o, "-arch=sm_", 9)) job->want_cubin = 1;
+  }
+  return job;
+}
+
+static void execute_compile(napi_env env, void *data) {
+  run_compile(data);
+}
+
+static void complete_compile(napi_env env, napi_status status, void *data) {
+  compile_job *job = data;
+  int ok = 0;
+  napi_value outcome = compile_outcome(env, job, &ok);
+  if (ok) napi_resolve_deferred(env, job->deferred, outcome);
+  else napi_reject_deferred(env, job->deferred, outcome);
+  napi_delete_async_work(env, job->work);
+  free_job(job);
+}
+
+// cudaCompile(source, name, options) -> Promise<{ image, kind, log }>, compiled on a worker thread
+static napi_value cuda_compile(napi_env env, napi_callback_info info) {
+  compile_job *job = read_job(env, info, "cudaCompile");
+  if (!job) return NULL;
+  napi_value promise, resource_name;
+  JAXON_CHECK(env, napi_create_promise(env, &job->deferred, &promise));
+  JAXON_CHECK(env, napi_create_string_utf8(env, "jaxon:nvrtc", NAPI_AUTO_LENGTH, &resource_name));
+  JAXON_CHECK(env, napi_create_async_work(env, NULL, resource_name, execute_compile, complete_compile, job, &job->work));
+  JAXON_CHECK(env, napi_queue_async_work(env, job->work));
+  return promise;
+}
+
+// cudaCompileSync(source, name, options) -> { image, kind, log }: on this thread, for synchronous callers only
+static napi_value cuda_compile_sync(napi_env env, napi_callback_info info) {
+  compile_job *job = read_job(env, info, "cudaCompileSync");
+  if (!job) return NULL;
+  run_compile(job);
+  int ok = 0;
+  napi_value outcome = compile_outcome(env, job, &ok);
+  free_job(job);
+  if (!ok) napi_throw(env, outcome);
+  return ok ? outcome : NULL;
+}
+
+// cudaModuleLoad(device, image, label) -> module (cuModuleLoadData: CUBIN as is, PTX compiled by the driver)
+static napi_value module_load(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  const char *fn = "cudaModuleLoad";
+  void *image = NULL;
+  size_t length = 0;
+  char *label = NULL;
+  if (!jaxon_args(env, info, fn, 3, 3, argv, NULL)) return NULL;
+  jaxon_cuda_device *d = jaxon_get_device(env, argv[0], fn);
+  if (!d || !jaxon_get_bytes(env, argv[1], fn, "image", &image, &length) || !jaxon_get_string(env, argv[2], fn, "label", &label))
+    return NULL;
+  CUmodule module = NULL;
+  CUresult result = jaxon_cu->cuModuleLoadData(&module, image);
+  if (result != CUDA_SUCCESS) {
+    char call[400];
+    snprintf(call, sizeof call, "cuModuleLoadData(%.300s, %zu bytes)", label, length);
+    free(label);
+    return jaxon_cuda_throw(env, call, result), NULL;
+  }
+  free(label);
+  return jaxon_wrap_handle(env, JAXON_HANDLE_MODULE, module, NULL);
+}
+
+// cudaGetFunction(device, module, name) -> { handle, numRegs, maxThreadsPerBlock }
+static napi_value get_function(napi_env env, napi_callback_info info) {
+  napi_value argv[3], result;
+  const char *fn = "cudaGetFunction";
+  char *name = NULL;
+  if (!jaxon_args(env, info, fn, 3, 3, argv, NULL)) return NULL;
+  jaxon_cuda_device *d = jaxon_get_device(env, argv[0], fn);
+  CUmodule module = d ? jaxon_unwrap_handle(env, argv[1], JAXON_HANDLE_MODULE, fn, "module") : NULL;
+  if (!module || !jaxon_get_string(env, argv[2], fn, "name", &name)) return NULL;
+  jaxon_cuda_function *f = calloc(1, sizeof *f);
+  if (!f) return free(name), NULL;
+  f->device = d;
+  snprintf(f->name, sizeof f->name, "%s", name);
+  free(name);
+  CUresult status = jaxon_cu->cuModuleGetFunction(&f->function, module, f->name);
+  if (status == CUDA_SUCCESS)
+    status = jaxon_cu->cuFuncGetAttribute(&f->num_regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f->function);
+  if (status == CUDA_SUCCESS)
+    status = jaxon_cu->cuFuncGetAttribute(&f->max_threads_per_block, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f->function);
+  if (status != CUDA_SUCCESS) {
+    char call[400];
+    snprintf(call, sizeof call, "cuModuleGetFunction(%s)", f->name);
+    free(f);
+    return jaxon_cuda_throw(env, call, status), NULL;
+  }
+  f->dynamic_shared_limit = DEFAULT_DYNAMIC_SHARED;
+  JAXON_CHECK(env, napi_create_object(env, &result));
+  napi_value handle = jaxon_wrap_handle(env, JAXON_HANDLE_FUNCTION, f, NULL);
+  if (!handle) return free(f), NULL;
+  JAXON_CHECK(env, napi_set_named_property(env, result, "handle", handle));
+  jaxon_set_number(env, result, "numRegs", f->num_regs);
+  jaxon_set_number(env, result, "maxThreadsPerBlock", f->max_threads_per_block);
+  return result;
+}
+
+// Checks a launch's shape against the function and raises its shared-memory limit when needed.
+int jaxon_prepare_launch(napi_env env, void *function, const uint32_t grid[3], const uint32_t block[3],
+                         uint32_t shared, const char *fn) {
+  jaxon_cuda_function *f = function;
+  char message[600];
+  uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
+  if (!grid[0] || !grid[1] || !grid[2] || !threads) {
+    snprintf(message, sizeof message, "jaxon cuda: %s: kernel '%s': grid [%u,%u,%u] and block [%u,%u,%u] must be positive",
+             fn, f->name, grid[0], grid[1], grid[2], block[0], block[1], block[2]);
+    napi_throw_range_error(env, NULL, message);
+    return 0;
+  }
+  if (threads > (uint64_t)f->max_threads_per_block) {
+    snprintf(message, sizeof message,
+             "jaxon cuda: %s: kernel '%s': block [%u,%u,%u] has %llu threads, more than the %d it can run with %d "
+             "registers per thread", fn, f->name, block[0], block[1], block[2], (unsigned long long)threads,
+             f->max_threads_per_block, f->num_regs);
+    napi_throw_range_error(env, NULL, message);
+    return 0;
+  }
+  if ((int64_t)shared > f->dynamic_shared_limit) {
+    if ((int64_t)shared > f->device->max_shared_optin) {
+      snprintf(message, sizeof message, "jaxon cuda: %s: kernel '%s' asks for %u bytes of shared memory; %s allows %d",
+               fn, f->name, shared, f->device->name, f->device->max_shared_optin);
+      napi_throw_range_error(env, NULL, message);
+      return 0;
+    }
+    CUresult result = jaxon_cu->cuFuncSetAttribute(f->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)shared);
+    if (result != CUDA_SUCCESS) return jaxon_cuda_throw(env, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", result);
+    f->dynamic_shared_limit = (int)shared;
+  }
+  return 1;
+}
+
+CUfunction jaxon_function_handle(void *function) {
+  return ((jaxon_cuda_function *)function)->function;
+}
+
+const char *jaxon_function_name(void *function) {
+  return ((jaxon_cuda_function *)function)->name;
+}
+
+jaxon_cuda_device *jaxon_function_device(void *function) {
+  return ((jaxon_cuda_function *)function)->device;
+}
+
+// cudaLaunch(function, grid, block, sharedMemBytes, buffers): one pointer argument per buffer, on the compute stream
+static napi_value launch(napi_env env, napi_callback_info info) {
+  napi_value argv[5];
+  const char *fn = "cudaLaunch";
+  uint32_t grid[3], block[3], count = 0;
+  int32_t shared = 0;
+  bool is_array = false;
+  if (!jaxon_args(env, info, fn, 5, 5, argv, NULL)) return NULL;
+  jaxon_cuda_function *f = jaxon_unwrap_handle(env, argv[0], JAXON_HANDLE_FUNCTION, fn, "function");
+  if (!f || !jaxon_use_device(env, f->device) || !jaxon_get_u32_array(env, argv[1], fn, "grid", grid, 3) ||
+      !jaxon_get_u32_array(env, argv[2], fn, "block", block, 3) ||
+      !jaxon_get_i32(env, argv[3], fn, "sharedMemBytes", &shared))
+    return NULL;
+  if (shared < 0 || napi_is_array(env, argv[4], &is_array) != napi_ok || !is_array ||
+      napi_get_array_length(env, argv[4], &count) != napi_ok || count > MAX_KERNEL_ARGS) {
+    napi_throw_type_error(env, NULL, "jaxon cuda: cudaLaunch: sharedMemBytes must be >= 0 and buffers an array of at most 256 buffers");
+    return NULL;
+  }
+  if (!jaxon_prepare_launch(env, f, grid, block, (uint32_t)shared, fn)) return NULL;
+  jaxon_cuda_buffer *buffers[MAX_KERNEL_ARGS];
+  CUdeviceptr pointers[MAX_KERNEL_ARGS];
+  void *params[MAX_KERNEL_ARGS];
+  for (uint32_t i = 0; i < count; i++) {
+    napi_value element;
+    char arg[32];
+    snprintf(arg, sizeof arg, "buffers[%u]", i);
+    if (napi_get_element(env, argv[4], i, &element) != napi_ok ||
+        !(buffers[i] = jaxon_get_buffer(env, element, fn, arg)))
+      return NULL;
+    if (buffers[i]->device != f->device) {
+      napi_throw_error(env, NULL, "jaxon cuda: cudaLaunch: a buffer lives on another device than the kernel");
+      return NULL;
+    }
+  }
+  jaxon_use_device(env, f->device);
+  for (uint32_t i = 0; i < count; i++) {
+    if (!jaxon_buffer_use(env, buffers[i], JAXON_STREAM_COMPUTE)) return NULL;
+    pointers[i] = buffers[i]->address;
+    params[i] = &pointers[i];
+  }
+  CUresult result = jaxon_cu->cuLaunchKernel(f->function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                                             (unsigned)shared, f->device->streams[JAXON_STREAM_COMPUTE],
+                                             count ? params : NULL, NULL);
+  if (result != CUDA_SUCCESS) {
+    char call[400];
+    snprintf(call, sizeof call, "cuLaunchKernel(%s, grid [%u,%u,%u], block [%u,%u,%u], %d bytes shared)", f->name,
+             grid[0], grid[1], grid[2], block[0], block[1], block[2], shared);
+    return jaxon_cuda_throw(env, call, result), NULL;
+  }
+  for (uint32_t i = 0; i < count; i++) jaxon_buffer_written_on_compute(buffers[i]);
+  return NULL;
+}
+
+void jaxon_init_cuda_compile(napi_env env, napi_value exports) {
+  jaxon_export(env, exports, "cudaCompile", cuda_compile);
+  jaxon_export(env, exports, "cudaCompileSync", cuda_compile_sync);
+  jaxon_export(env, exports, "cudaModuleLoad", module_load);
+  jaxon_export(env, exports, "cudaGetFunction", get_function);
+  jaxon_export(env, exports, "cudaLaunch", launch);
+}

@@ -1,0 +1,501 @@
+// Programs: a compiled executable as a native launch list (kernel launches,
+// copies, memsets, event records and waits across the compute and two copy
+// streams) replayed by one N-API call. Pointers are fixed at creation as
+// (slot, byte offset): slot i is the i-th buffer passed to each run
+// (arguments and outputs), slot -1 the program's arena of temporaries,
+// allocated from the caching allocator for the run, so peak memory is what
+// buffer assignment planned. Each run forks the copy streams from the compute
+// stream and joins them back at the end, so a run is ordered after earlier
+// compute work and later work sees all of its writes.
+//
+// With `graph: true` a run is captured as a CUDA graph and relaunched while
+// its pointers (slots and arena) stay the same; a capture failure turns the
+// graph off for that program and it replays op by op.
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cuda_runtime.h"
+
+enum { OP_LAUNCH, OP_COPY, OP_MEMSET, OP_RECORD, OP_WAIT };
+
+typedef struct {
+  int32_t slot; /* -1: the arena */
+  uint64_t offset;
+} program_ref;
+
+typedef struct {
+  int kind, stream;
+  void *function;
+  uint32_t grid[3], block[3], shared;
+  uint32_t first_arg, num_args;
+  program_ref dst, src;
+  uint64_t bytes;
+  int value, event;
+} program_op;
+
+typedef struct {
+  jaxon_cuda_device *device;
+  program_op *ops;
+  uint32_t num_ops;
+  program_ref *args;
+  uint32_t num_slots;
+  uint64_t *slot_bytes;
+  unsigned *slot_streams; /* bit s: stream s touches the slot */
+  uint64_t arena_bytes;
+  unsigned used_streams;
+  CUevent *events;
+  uint32_t num_events;
+  CUevent fork, join[JAXON_STREAM_COUNT];
+  int graph_enabled;
+  CUgraph graph;
+  CUgraphExec exec;
+  uint64_t *graph_pointers; /* slots then arena, as captured */
+  char graph_off_reason[1024];
+  uint64_t runs, graph_launches, graph_captures;
+} jaxon_program;
+
+static void destroy_program(jaxon_program *p) {
+  if (!jaxon_cuda_shutting_down) {
+    for (uint32_t i = 0; i < p->num_events; i++)
+      if (p->events[i]) jaxon_cu->cuEventDestroy_v2(p->events[i]);
+    if (p->fork) jaxon_cu->cuEventDestroy_v2(p->fork);
+    for (int s = 0; s < JAXON_STREAM_COUNT; s++)
+      if (p->join[s]) jaxon_cu->cuEventDestroy_v2(p->join[s]);
+    if (p->exec) jaxon_cu->cuGraphExecDestroy(p->exec);
+    if (p->graph) jaxon_cu->cuGraphDestroy(p->graph);
+  }
+  free(p->ops);
+  free(p->args);
+  free(p->slot_bytes);
+  free(p->slot_streams);
+  free(p->events);
+  free(p->graph_pointers);
+  free(p);
+}
+
+static void finalize_program(napi_env env, void *data, void *hint) {
+  destroy_program(data);
+}
+
+// ---- reading the spec ----
+
+static int fail(napi_env env, uint32_t op, const char *what) {
+  char message[400];
+  snprintf(message, sizeof message, "jaxon cuda: cudaProgramCreate: ops[%u]: %s", op, what);
+  napi_throw_type_error(env, NULL, message);
+  return 0;
+}
+
+static int get_property(napi_env env, napi_value object, const char *key, napi_value *value) {
+  bool has = false;
+  return napi_has_named_property(env, object, key, &has) == napi_ok && has &&
+         napi_get_named_property(env, object, key, value) == napi_ok;
+}
+
+static int get_u64_property(napi_env env, napi_value object, const char *key, uint64_t *out, const char *fn) {
+  napi_value value;
+  if (!get_property(env, object, key, &value)) {
+    char message[200];
+    snprintf(message, sizeof message, "jaxon cuda: %s: missing '%s'", fn, key);
+    napi_throw_type_error(env, NULL, message);
+    return 0;
+  }
+  return jaxon_get_u64(env, value, fn, key, out);
+}
+
+static int read_stream(napi_env env, napi_value op, uint32_t index, int *stream) {
+  napi_value value;
+  char name[16] = "";
+  size_t length = 0;
+  if (!get_property(env, op, "stream", &value) ||
+      napi_get_value_string_utf8(env, value, name, sizeof name, &length) != napi_ok)
+    return fail(env, index, "stream must be 'compute', 'h2d' or 'd2h'");
+  if (!strcmp(name, "compute")) *stream = JAXON_STREAM_COMPUTE;
+  else if (!strcmp(name, "h2d")) *stream = JAXON_STREAM_H2D;
+  else if (!strcmp(name, "d2h")) *stream = JAXON_STREAM_D2H;
+  else return fail(env, index, "stream must be 'compute', 'h2d' or 'd2h'");
+  return 1;
+}
+
+// A [slot, byteOffset] pair; `bytes` past the offset must fit the slot's declared size.
+static int read_ref(napi_env env, jaxon_program *p, napi_value value, uint32_t index, uint64_t bytes, program_ref *ref) {
+  napi_value slot, offset;
+  int32_t s = 0;
+  uint64_t o = 0;
+  bool is_array = false;
+  if (napi_is_array(env, value, &is_array) != napi_ok || !is_array || napi_get_element(env, value, 0, &slot) != napi_ok ||
+      napi_get_element(env, value, 1, &offset) != napi_ok ||
+      !jaxon_get_i32(env, slot, "cudaProgramCreate", "slot", &s) ||
+      !jaxon_get_u64(env, offset, "cudaProgramCreate", "byteOffset", &o))
+    return fail(env, index, "a buffer reference must be [slot (-1 for the arena), byteOffset]");
+  if (s < -1 || s >= (int32_t)p->num_slots) return fail(env, index, "slot out of range");
+  uint64_t size = s < 0 ? p->arena_bytes : p->slot_bytes[s];
+  if (o + bytes > size || (bytes == 0 && o > size)) return fail(env, index, "reference past the end of its slot or the arena");
+  ref->slot = s;
+  ref->offset = o;
+  return 1;
+}
+
+static void note_stream(jaxon_program *p, const program_ref *ref, int stream) {
+  if (ref->slot >= 0) p->slot_streams[ref->slot] |= 1u << stream;
+  p->used_streams |= 1u << stream;
+}
+
+static int read_op(napi_env env, jaxon_program *p, napi_value op, uint32_t index, uint32_t *num_args) {
+  napi_value kind_value, value;
+  char kind[16] = "";
+  size_t length = 0;
+  program_op *o = &p->ops[index];
+  if (!get_property(env, op, "op", &kind_value) ||
+      napi_get_value_string_utf8(env, kind_value, kind, sizeof kind, &length) != napi_ok)
+    return fail(env, index, "op must be 'launch', 'copy', 'memset', 'record' or 'wait'");
+  if (!strcmp(kind, "launch")) {
+    o->kind = OP_LAUNCH;
+    o->stream = JAXON_STREAM_COMPUTE;
+    int32_t shared = 0;
+    bool is_array = false;
+    uint32_t count = 0;
+    if (!get_property(env, op, "function", &value) ||
+        !(o->function = jaxon_unwrap_handle(env, value, JAXON_HANDLE_FUNCTION, "cudaProgramCreate", "function")))
+      return fail(env, index, "launch needs a function handle");
+    if (jaxon_function_device(o->function) != p->device) return fail(env, index, "the function was loaded on another device");
+    if (!get_property(env, op, "grid", &value) || !jaxon_get_u32_array(env, value, "cudaProgramCreate", "grid", o->grid, 3) ||
+        !get_property(env, op, "block", &value) || !jaxon_get_u32_array(env, value, "cudaProgramCreate", "block", o->block, 3) ||
+        !get_property(env, op, "sharedMemBytes", &value) || !jaxon_get_i32(env, value, "cudaProgramCreate", "sharedMemBytes", &shared) ||
+        shared < 0)
+      return fail(env, index, "launch needs grid, block and sharedMemBytes");
+    o->shared = (uint32_t)shared;
+    if (!jaxon_prepare_launch(env, o->function, o->grid, o->block, o->shared, "cudaProgramCreate")) return 0;
+    if (!get_property(env, op, "args", &value) || napi_is_array(env, value, &is_array) != napi_ok || !is_array ||
+        napi_get_array_length(env, value, &count) != napi_ok || count > 256)
+      return fail(env, index, "launch needs args: an array of at most 256 [slot, byteOffset] pairs");
+    program_ref *grown = realloc(p->args, (size_t)(*num_args + count + 1) * sizeof *grown);
+    if (!grown) return fail(env, index, "out of host memory");
+    p->args = grown;
+    o->first_arg = *num_args;
+    o->num_args = count;
+    for (uint32_t a = 0; a < count; a++) {
+      napi_value ref;
+      if (napi_get_element(env, value, a, &ref) != napi_ok || !read_ref(env, p, ref, index, 0, &p->args[*num_args + a]))
+        return 0;
+      note_stream(p, &p->args[*num_args + a], JAXON_STREAM_COMPUTE);
+    }
+    *num_args += count;
+    return 1;
+  }
+  if (!strcmp(kind, "copy") || !strcmp(kind, "memset")) {
+    o->kind = kind[0] == 'c' ? OP_COPY : OP_MEMSET;
+    int32_t fill = 0;
+    if (!read_stream(env, op, index, &o->stream) || !get_u64_property(env, op, "bytes", &o->bytes, "cudaProgramCreate") ||
+        !get_property(env, op, "dst", &value) || !read_ref(env, p, value, index, o->bytes, &o->dst))
+      return 0;
+    note_stream(p, &o->dst, o->stream);
+    if (o->kind == OP_COPY) {
+      if (!get_property(env, op, "src", &value) || !read_ref(env, p, value, index, o->bytes, &o->src)) return 0;
+      note_stream(p, &o->src, o->stream);
+    } else {
+      if (!get_property(env, op, "value", &value) || !jaxon_get_i32(env, value, "cudaProgramCreate", "value", &fill))
+        return fail(env, index, "memset needs a byte value");
+      o->value = fill & 0xff;
+    }
+    return 1;
+  }
+  if (!strcmp(kind, "record") || !strcmp(kind, "wait")) {
+    o->kind = kind[0] == 'r' ? OP_RECORD : OP_WAIT;
+    int32_t event = -1;
+    if (!read_stream(env, op, index, &o->stream) || !get_property(env, op, "event", &value) ||
+        !jaxon_get_i32(env, value, "cudaProgramCreate", "event", &event) || event < 0 || (uint32_t)event >= p->num_events)
+      return fail(env, index, "record and wait need stream and an event index below `events`");
+    o->event = event;
+    p->used_streams |= 1u << o->stream;
+    return 1;
+  }
+  return fail(env, index, "op must be 'launch', 'copy', 'memset', 'record' or 'wait'");
+}
+
+// cudaProgramCreate(device, { slotBytes, arenaBytes, events, graph, ops }) -> program
+static napi_value program_create(napi_env env, napi_callback_info info) {
+  napi_value argv[2], value, ops;
+  const char *fn = "cudaProgramCreate";
+  uint64_t arena = 0, events = 0;
+  uint32_t num_slots = 0, num_ops = 0, num_args = 0;
+  bool is_array = false, graph = false;
+  if (!jaxon_args(env, info, fn, 2, 2, argv, NULL)) return NULL;
+  jaxon_cuda_device *d = jaxon_get_device(env, argv[0], fn);
+  if (!d || !get_u64_property(env, argv[1], "arenaBytes", &arena, fn) ||
+      !get_u64_property(env, argv[1], "events", &events, fn))
+    return NULL;
+  if (!get_property(env, argv[1], "slotBytes", &value) || napi_is_array(env, value, &is_array) != napi_ok || !is_array ||
+      napi_get_array_length(env, value, &num_slots) != napi_ok || !get_property(env, argv[1], "ops", &ops) ||
+      napi_is_array(env, ops, &is_array) != napi_ok || !is_array || napi_get_array_length(env, ops, &num_ops) != napi_ok) {
+    napi_throw_type_error(env, NULL, "jaxon cuda: cudaProgramCreate: spec needs slotBytes (number[]) and ops (array)");
+    return NULL;
+  }
+  napi_value graph_value;
+  if (get_property(env, argv[1], "graph", &graph_value)) napi_get_value_bool(env, graph_value, &graph);
+  jaxon_program *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  p->device = d;
+  p->num_slots = num_slots;
+  p->arena_bytes = arena;
+  p->num_events = (uint32_t)events;
+  p->slot_bytes = calloc(num_slots + 1, sizeof *p->slot_bytes);
+  p->slot_streams = calloc(num_slots + 1, sizeof *p->slot_streams);
+  p->ops = calloc(num_ops + 1, sizeof *p->ops);
+  p->events = calloc(p->num_events + 1, sizeof *p->events);
+  p->graph_pointers = calloc(num_slots + 1, sizeof *p->graph_pointers);
+  if (!p->slot_bytes || !p->slot_streams || !p->ops || !p->events || !p->graph_pointers) goto failed;
+  for (uint32_t i = 0; i < num_slots; i++) {
+    napi_value element;
+    if (napi_get_element(env, value, i, &element) != napi_ok ||
+        !jaxon_get_u64(env, element, fn, "slotBytes[i]", &p->slot_bytes[i]))
+      goto failed;
+  }
+  p->num_ops = num_ops;
+  for (uint32_t i = 0; i < num_ops; i++) {
+    napi_value op;
+    if (napi_get_element(env, ops, i, &op) != napi_ok || !read_op(env, p, op, i, &num_args)) goto failed;
+  }
+  CUresult result = CUDA_SUCCESS;
+  for (uint32_t i = 0; i < p->num_events && result == CUDA_SUCCESS; i++)
+    result = jaxon_cu->cuEventCreate(&p->events[i], CU_EVENT_DISABLE_TIMING);
+  if (result == CUDA_SUCCESS) result = jaxon_cu->cuEventCreate(&p->fork, CU_EVENT_DISABLE_TIMING);
+  for (int s = 0; s < JAXON_STREAM_COUNT && result == CUDA_SUCCESS; s++)
+    result = jaxon_cu->cuEventCreate(&p->join[s], CU_EVENT_DISABLE_TIMING);
+  if (result != CUDA_SUCCESS) {
+    jaxon_cuda_throw(env, "cuEventCreate", result);
+    goto failed;
+  }
+  p->graph_enabled = graph && jaxon_cu->has_graphs;
+  if (graph && !jaxon_cu->has_graphs) snprintf(p->graph_off_reason, sizeof p->graph_off_reason, "the driver lacks the graph API");
+  napi_value handle = jaxon_wrap_handle(env, JAXON_HANDLE_PROGRAM, p, finalize_program);
+  if (!handle) goto failed;
+  return handle;
+failed:
+  destroy_program(p);
+  return NULL;
+}
+
+static CUdeviceptr resolve(const program_ref *ref, CUdeviceptr const *bases) {
+  return bases[ref->slot + 1] + ref->offset;
+}
+
+// Queues every op; `bases[0]` is the arena, `bases[1 + i]` slot i. Returns a CUresult and the failing call.
+static CUresult replay(jaxon_program *p, const CUdeviceptr *bases, const int *slot_host, char *call, size_t call_size) {
+  jaxon_cuda_device *d = p->device;
+  CUdeviceptr pointers[256];
+  void *params[256];
+  CUresult result = CUDA_SUCCESS;
+  for (uint32_t i = 0; i < p->num_ops && result == CUDA_SUCCESS; i++) {
+    const program_op *o = &p->ops[i];
+    CUstream stream = d->streams[o->stream];
+    switch (o->kind) {
+      case OP_LAUNCH: {
+        uint32_t n = o->num_args < 256 ? o->num_args : 256;
+        for (uint32_t a = 0; a < n; a++) {
+          pointers[a] = resolve(&p->args[o->first_arg + a], bases);
+          params[a] = &pointers[a];
+        }
+        snprintf(call, call_size, "cuLaunchKernel(%s) in ops[%u]", jaxon_function_name(o->function), i);
+        result = jaxon_cu->cuLaunchKernel(jaxon_function_handle(o->function), o->grid[0], o->grid[1], o->grid[2],
+                                          o->block[0], o->block[1], o->block[2], o->shared, stream,
+                                          n ? params : NULL, NULL);
+        break;
+      }
+      case OP_COPY: {
+        int src_host = o->src.slot >= 0 && slot_host[o->src.slot];
+        int dst_host = o->dst.slot >= 0 && slot_host[o->dst.slot];
+        CUdeviceptr dst = resolve(&o->dst, bases), src = resolve(&o->src, bases);
+        snprintf(call, call_size, "copy of %llu bytes in ops[%u]", (unsigned long long)o->bytes, i);
+        if (src_host && dst_host) result = CUDA_ERROR_INVALID_VALUE;
+        else if (dst_host) result = jaxon_cu->cuMemcpyDtoHAsync_v2((void *)(uintptr_t)dst, src, o->bytes, stream);
+        else if (src_host) result = jaxon_cu->cuMemcpyHtoDAsync_v2(dst, (const void *)(uintptr_t)src, o->bytes, stream);
+        else result = jaxon_cu->cuMemcpyDtoDAsync_v2(dst, src, o->bytes, stream);
+        break;
+      }
+      case OP_MEMSET:
+        snprintf(call, call_size, "cuMemsetD8Async in ops[%u]", i);
+        result = jaxon_cu->cuMemsetD8Async(resolve(&o->dst, bases), (unsigned char)o->value, o->bytes, stream);
+        break;
+      case OP_RECORD:
+        snprintf(call, call_size, "cuEventRecord in ops[%u]", i);
+        result = jaxon_cu->cuEventRecord(p->events[o->event], stream);
+        break;
+      case OP_WAIT:
+        snprintf(call, call_size, "cuStreamWaitEvent in ops[%u]", i);
+        result = jaxon_cu->cuStreamWaitEvent(stream, p->events[o->event], 0);
+        break;
+    }
+  }
+  return result;
+}
+
+// Copy streams start after the compute stream's earlier work (the arena may
+// reuse memory it still reads) and end before its later work.
+static CUresult fork_streams(jaxon_program *p) {
+  jaxon_cuda_device *d = p->device;
+  CUresult result = jaxon_cu->cuEventRecord(p->fork, d->streams[JAXON_STREAM_COMPUTE]);
+  for (int s = 1; s < JAXON_STREAM_COUNT && result == CUDA_SUCCESS; s++)
+    if ((p->used_streams >> s) & 1) result = jaxon_cu->cuStreamWaitEvent(d->streams[s], p->fork, 0);
+  return result;
+}
+
+static CUresult join_streams(jaxon_program *p) {
+  jaxon_cuda_device *d = p->device;
+  CUresult result = CUDA_SUCCESS;
+  for (int s = 1; s < JAXON_STREAM_COUNT && result == CUDA_SUCCESS; s++) {
+    if (!((p->used_streams >> s) & 1)) continue;
+    result = jaxon_cu->cuEventRecord(p->join[s], d->streams[s]);
+    if (result == CUDA_SUCCESS) result = jaxon_cu->cuStreamWaitEvent(d->streams[JAXON_STREAM_COMPUTE], p->join[s], 0);
+  }
+  return result;
+}
+
+static CUresult replay_all(jaxon_program *p, const CUdeviceptr *bases, const int *slot_host, char *call, size_t size) {
+  snprintf(call, size, "fork of the copy streams");
+  CUresult result = fork_streams(p);
+  if (result == CUDA_SUCCESS) result = replay(p, bases, slot_host, call, size);
+  if (result == CUDA_SUCCESS) {
+    snprintf(call, size, "join of the copy streams");
+    result = join_streams(p);
+  }
+  return result;
+}
+
+// Captures the run into a graph and instantiates it; on failure turns graphs off for the program.
+static int capture(jaxon_program *p, const CUdeviceptr *bases, const int *slot_host) {
+  CUstream compute = p->device->streams[JAXON_STREAM_COMPUTE];
+  char call[300], description[512];
+  CUgraph graph = NULL;
+  CUgraphExec exec = NULL;
+  CUresult result = jaxon_cu->cuStreamBeginCapture_v2(compute, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+  snprintf(call, sizeof call, "cuStreamBeginCapture_v2");
+  if (result == CUDA_SUCCESS) {
+    CUresult replayed = replay_all(p, bases, slot_host, call, sizeof call);
+    result = jaxon_cu->cuStreamEndCapture(compute, &graph);
+    if (replayed != CUDA_SUCCESS) result = replayed;
+    else snprintf(call, sizeof call, "cuStreamEndCapture");
+  }
+  if (result == CUDA_SUCCESS) {
+    snprintf(call, sizeof call, "cuGraphInstantiateWithFlags");
+    result = jaxon_cu->cuGraphInstantiateWithFlags(&exec, graph, 0);
+  }
+  if (result != CUDA_SUCCESS) {
+    if (graph) jaxon_cu->cuGraphDestroy(graph);
+    jaxon_cuda_describe(result, description, sizeof description);
+    snprintf(p->graph_off_reason, sizeof p->graph_off_reason, "%s failed: %s", call, description);
+    p->graph_enabled = 0;
+    return 0;
+  }
+  if (p->exec) jaxon_cu->cuGraphExecDestroy(p->exec);
+  if (p->graph) jaxon_cu->cuGraphDestroy(p->graph);
+  p->graph = graph;
+  p->exec = exec;
+  memcpy(p->graph_pointers, bases, (p->num_slots + 1) * sizeof *bases);
+  p->graph_captures++;
+  return 1;
+}
+
+// cudaProgramRun(program, slots): queues the whole launch list; returns at once
+static napi_value program_run(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  const char *fn = "cudaProgramRun";
+  bool is_array = false;
+  uint32_t count = 0;
+  if (!jaxon_args(env, info, fn, 2, 2, argv, NULL)) return NULL;
+  jaxon_program *p = jaxon_unwrap_handle(env, argv[0], JAXON_HANDLE_PROGRAM, fn, "program");
+  if (!p || !jaxon_use_device(env, p->device)) return NULL;
+  if (napi_is_array(env, argv[1], &is_array) != napi_ok || !is_array || napi_get_array_length(env, argv[1], &count) != napi_ok ||
+      count != p->num_slots) {
+    char message[200];
+    snprintf(message, sizeof message, "jaxon cuda: %s: slots must be an array of %u buffers", fn, p->num_slots);
+    napi_throw_type_error(env, NULL, message);
+    return NULL;
+  }
+  jaxon_cuda_device *d = p->device;
+  jaxon_cuda_buffer **slots = calloc(count + 1, sizeof *slots);
+  CUdeviceptr *bases = calloc(count + 1, sizeof *bases);
+  int *slot_host = calloc(count + 1, sizeof *slot_host);
+  jaxon_cuda_buffer *arena = NULL;
+  napi_value result = NULL;
+  if (!slots || !bases || !slot_host) goto done;
+  for (uint32_t i = 0; i < count; i++) {
+    napi_value element;
+    char arg[32], message[300];
+    snprintf(arg, sizeof arg, "slots[%u]", i);
+    if (napi_get_element(env, argv[1], i, &element) != napi_ok || !(slots[i] = jaxon_get_buffer(env, element, fn, arg)))
+      goto done;
+    if (slots[i]->device != d || slots[i]->nbytes < p->slot_bytes[i]) {
+      snprintf(message, sizeof message, "jaxon cuda: %s: slots[%u] must be a buffer of at least %llu bytes on device %d, "
+               "got %zu bytes on device %d", fn, i, (unsigned long long)p->slot_bytes[i], d->ordinal, slots[i]->nbytes,
+               slots[i]->device->ordinal);
+      napi_throw_range_error(env, NULL, message);
+      goto done;
+    }
+    bases[i + 1] = slots[i]->address;
+    slot_host[i] = slots[i]->host;
+  }
+  jaxon_use_device(env, d);
+  if (p->arena_bytes && !(arena = jaxon_buffer_alloc(env, d, p->arena_bytes, 0, JAXON_STREAM_COMPUTE, fn))) goto done;
+  bases[0] = arena ? arena->address : 0;
+  // Waits for each slot's last writer on the streams that touch it; a graph
+  // starts from the compute stream, so then compute waits for all of them.
+  for (uint32_t i = 0; i < count; i++) {
+    for (int s = JAXON_STREAM_COUNT - 1; s >= 0; s--) {
+      int touches = p->graph_enabled ? s == JAXON_STREAM_COMPUTE : (p->slot_streams[i] >> s) & 1;
+      if (touches && !jaxon_buffer_use(env, slots[i], s)) goto done;
+    }
+    for (int s = 0; s < JAXON_STREAM_COUNT; s++)
+      if ((p->slot_streams[i] >> s) & 1) jaxon_alloc_record_use(slots[i]->block, jaxon_stream_id(d, s));
+  }
+  char call[300] = "";
+  CUresult status = CUDA_SUCCESS;
+  int reuse = p->graph_enabled && p->exec && !memcmp(p->graph_pointers, bases, (count + 1) * sizeof *bases);
+  if (p->graph_enabled && !reuse) reuse = capture(p, bases, slot_host);
+  if (reuse) {
+    snprintf(call, sizeof call, "cuGraphLaunch");
+    status = jaxon_cu->cuGraphLaunch(p->exec, d->streams[JAXON_STREAM_COMPUTE]);
+    if (status == CUDA_SUCCESS) p->graph_launches++;
+  } else {
+    status = replay_all(p, bases, slot_host, call, sizeof call);
+  }
+  if (status != CUDA_SUCCESS) {
+    jaxon_cuda_throw(env, call, status);
+    goto done;
+  }
+  p->runs++;
+  for (uint32_t i = 0; i < count; i++) jaxon_buffer_written_on_compute(slots[i]);
+  napi_get_undefined(env, &result);
+done:
+  if (arena) {
+    jaxon_buffer_free(env, arena); // stream-ordered: the run's queued work still owns it
+    free(arena);
+  }
+  free(slots);
+  free(bases);
+  free(slot_host);
+  return result;
+}
+
+// cudaProgramStats(program) -> { runs, graphLaunches, graphCaptures, graph, graphOffReason }
+static napi_value program_stats(napi_env env, napi_callback_info info) {
+  napi_value argv[1], result, flag;
+  if (!jaxon_args(env, info, "cudaProgramStats", 1, 1, argv, NULL)) return NULL;
+  jaxon_program *p = jaxon_unwrap_handle(env, argv[0], JAXON_HANDLE_PROGRAM, "cudaProgramStats", "program");
+  if (!p) return NULL;
+  JAXON_CHECK(env, napi_create_object(env, &result));
+  jaxon_set_number(env, result, "runs", (double)p->runs);
+  jaxon_set_number(env, result, "graphLaunches", (double)p->graph_launches);
+  jaxon_set_number(env, result, "graphCaptures", (double)p->graph_captures);
+  JAXON_CHECK(env, napi_get_boolean(env, p->graph_enabled, &flag));
+  JAXON_CHECK(env, napi_set_named_property(env, result, "graph", flag));
+  jaxon_set_string(env, result, "graphOffReason", p->graph_off_reason);
+  return result;
+}
+
+void jaxon_init_cuda_program(napi_env env, napi_value exports) {
+  jaxon_export(env, exports, "cudaProgramCreate", program_create);
+  jaxon_export(env, exports, "cudaProgramRun", program_run);
+  jaxon_export(env, exports, "cudaProgramStats", program_stats);
+}

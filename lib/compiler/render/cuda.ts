@@ -1,0 +1,300 @@
+// The CUDA renderer: kernel IR + the exact run-time params → one CUDA C++
+// translation unit for NVRTC, with one `extern "C" __global__` entry taking a
+// pointer per buffer in the kernel IR's buffer order. Every jit program has
+// static shapes, so sizes and strides are baked in as constants (as XLA does):
+// divisions by them become multiply-shifts and loops unroll; the aligned
+// vector accesses follow PyTorch's aligned_vector. Semantics are the
+// C renderer's (render/c.ts), case for case; cuda-expr.ts renders the scalar
+// expressions and cuda-prelude.ts holds the helpers both backends mirror.
+//
+// Launch shapes (H100: 132 SMs, 2048 threads per SM; see cuda-common.ts):
+//  - Elementwise, pad, concatenate, gather, dynamic slices, cumulative lines:
+//    grid-stride loops, block 256, grid = min(ceil(work / 256), 132 * 8)
+//    (one full wave). Elementwise kernels move V = 16 / (widest item) elements
+//    per thread with 16-byte vector loads and stores when every contiguous
+//    buffer's alignment allows it (and, with strided inputs or iota, when the
+//    innermost axis is a multiple of V), then finish the n % V tail with
+//    scalar code; otherwise they are scalar. Expressions calling libm-sized
+//    functions (exp, sin, pow, ...) use at most 4 lanes: they are closer to
+//    compute-bound, and 8 or 16 unrolled copies only grow the code.
+//  - Reductions (cuda-reduce.ts) pick one of: a thread per output (rows of at
+//    most 32), a warp per output (rows up to 1024; shuffle butterfly), a
+//    block of 256 per output (longer rows; shuffles then shared memory), a
+//    32x8 tile per 32 outputs for column reductions (the reduced axis is not
+//    the contiguous one), and a deterministic two-stage split of long rows
+//    over several blocks when the outputs alone cannot fill the GPU (full
+//    reductions): each block writes a partial, the last block of each output
+//    (atomic ticket) merges the partials in a fixed order.
+//  - Dot: 64x64 output tiles, 16-deep k steps through shared memory, 256
+//    threads with 4x4 outputs each, accumulated in double like the C
+//    renderer and in the same k order, so sums round the same way; the
+//    epilogue runs on each product element as it is stored.
+//  - Scatter: all blocks copy the operand, the last block applies the updates
+//    in XLA's sequential order (parallel over window elements when windows of
+//    different updates can only meet at the same window element).
+// Index arithmetic is 32-bit when every size and offset fits in int32, 64-bit
+// otherwise. All shared memory is static, so sharedMemBytes (the dynamic
+// amount) is 0. Two-stage reductions and scatter keep their partials and
+// ticket counters in module-scope __device__ arrays named after the kernel:
+// launches of one loaded module must not overlap (one compute stream).
+// Float arithmetic uses the __f*_rn intrinsics, so --fmad and --prec-div
+// change nothing; --use_fast_math (approximate libm) and --ftz=true (flushed
+// subnormals) would, so the runtime must not pass them.
+import { isFloating } from '../../core/dtype.js';
+import { kernelJson, kernelName } from '../kernel-ir.js';
+import type { ElementwiseKernel, Expr, Kernel } from '../kernel-ir.js';
+import { CUDA_PRELUDE } from './cuda-prelude.js';
+import { CudaExprRenderer, computeType, loadValue, storageType, storeValue } from './cuda-expr.js';
+import {
+  BLOCK, type BufferArg, type RenderedKernel, dotStrides, gridStride, indent, indexType, int, parameterList, strideGrid,
+  unravel, vectorWidth, viewReach,
+} from './cuda-common.js';
+import { ParamReader } from './cuda-params.js';
+import { reduce } from './cuda-reduce.js';
+import { dot } from './cuda-dot.js';
+import { concatenate, cumulative, dynamicSlice, dynamicUpdateSlice, gather, pad, scatter } from './cuda-kernels.js';
+
+export interface CudaKernelSource {
+  /** unique C identifier of the entry point (kernel name + a short hash of the specialization) */
+  name: string;
+  /** a complete CUDA C++ translation unit: no #include, one `extern "C" __global__` entry */
+  source: string;
+  grid: [number, number, number];
+  block: [number, number, number];
+  sharedMemBytes: number;
+}
+
+export interface RenderCudaOptions {
+  name?: string;
+  /** byte alignment of each buffer's address, in the kernel's buffer order (default 16 for all) */
+  alignments?: number[];
+}
+
+const C_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The number of buffers a kernel takes (its ABI arity). */
+export function bufferCount(k: Kernel): number {
+  switch (k.kind) {
+    case 'elementwise': return k.outputs.length + k.inputs.length;
+    case 'reduce': {
+      const f = k.fused;
+      return f ? f.outputs.length + f.sideOutputs.length + (f.finalOutputs?.length ?? 0) + f.inputs.length : 2;
+    }
+    case 'cumulative': return 2;
+    case 'dot': return k.epilogue ? k.epilogue.outputs.length + 2 + k.epilogue.inputs.length : 3;
+    case 'pad': return 3;
+    case 'concatenate': return 1 + k.count;
+    case 'dynamic_slice': return 2 + k.indexDtypes.length;
+    case 'dynamic_update_slice': return 3 + k.indexDtypes.length;
+    case 'gather': return 3;
+    case 'scatter': return 4;
+  }
+}
+
+/** Renders a kernel for the exact run-time params (sizes and strides become compile-time constants). */
+export function renderCuda(kernel: Kernel, params: readonly number[], options: RenderCudaOptions = {}): CudaKernelSource {
+  for (const key of Object.keys(options)) {
+    if (key !== 'name' && key !== 'alignments') throw new TypeError(`renderCuda: unknown option ${JSON.stringify(key)} (expected name, alignments)`);
+  }
+  if (!globalThis.Array.isArray(params) || params.some((p) => !Number.isSafeInteger(p))) {
+    throw new TypeError(`renderCuda: params must be an array of integers, got ${JSON.stringify(params)}`);
+  }
+  const count = bufferCount(kernel);
+  const alignments = options.alignments ?? new globalThis.Array<number>(count).fill(16);
+  if (!globalThis.Array.isArray(alignments) || alignments.length !== count || alignments.some((a) => !Number.isInteger(a) || a < 1 || (a & (a - 1)) !== 0)) {
+    throw new TypeError(`renderCuda: alignments must be ${count} powers of two (one per buffer of ${kernel.kind} kernel), got ${JSON.stringify(alignments)}`);
+  }
+  const specialization = `${exactJson(kernel)}|${params.join(',')}|${alignments.join(',')}`;
+  const name = options.name ?? `${kernelName(kernel).slice(0, 48).replace(/_+$/, '')}_${shortHash(specialization)}`;
+  if (typeof name !== 'string' || !C_IDENTIFIER.test(name)) {
+    throw new TypeError(`renderCuda: name must be a C identifier, got ${JSON.stringify(options.name)}`);
+  }
+  const r = renderKernel(kernel, params, alignments, name);
+  const threads = r.block[0] * r.block[1] * r.block[2];
+  const header = [
+    `// jaxon CUDA kernel ${name}: ${r.strategy}`,
+    `// kernel: ${kernelJson(kernel)}`,
+    `// params: ${JSON.stringify(params)}`,
+    `// alignments: ${JSON.stringify(alignments)}`,
+    `// launch: grid ${JSON.stringify(r.grid)}, block ${JSON.stringify(r.block)}, dynamic shared memory 0 bytes`,
+  ].join('\n');
+  const source = `${header}
+${CUDA_PRELUDE}${r.globals ? `${r.globals}\n` : ''}extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${parameterList(r.buffers)}) {
+${r.body}
+}
+`;
+  return { name, source, grid: r.grid, block: r.block, sharedMemBytes: 0 };
+}
+
+function renderKernel(k: Kernel, params: readonly number[], alignments: number[], name: string): RenderedKernel {
+  switch (k.kind) {
+    case 'elementwise': return elementwise(k, params, alignments);
+    case 'reduce': return reduce(k, params, name);
+    case 'cumulative': return cumulative(k, params);
+    case 'dot': return dot(k, params);
+    case 'pad': return pad(k, params);
+    case 'concatenate': return concatenate(k, params);
+    case 'dynamic_slice': return dynamicSlice(k, params);
+    case 'dynamic_update_slice': return dynamicUpdateSlice(k, params);
+    case 'gather': return gather(k, params);
+    case 'scatter': return scatter(k, params, name);
+  }
+}
+
+/**
+ * kernelJson with every number exact: JSON writes NaN and infinities as null and -0 as 0, so kernels differing only
+ * in such a literal (a -inf max identity vs a NaN fill) would share a name.
+ */
+function exactJson(kernel: Kernel): string {
+  const seen = new Map<object, number>();
+  return JSON.stringify(kernel, function (this: unknown, _key: string, value: unknown) {
+    if (typeof value === 'number') return Number.isFinite(value) && !Object.is(value, -0) ? value : { $number: Object.is(value, -0) ? '-0' : String(value) };
+    if (value === null || typeof value !== 'object' || globalThis.Array.isArray(value)) return value;
+    if ((value as { $number?: string }).$number !== undefined) return value;
+    const known = seen.get(value);
+    if (known !== undefined) return { $ref: known };
+    seen.set(value, seen.size);
+    return value;
+  });
+}
+
+/** 12 hex digits of two FNV-1a hashes: distinct specializations get distinct names. */
+function shortHash(text: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ 0x5bd1e995;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193) >>> 0;
+    b = Math.imul(b ^ c, 0x5bd1e995) >>> 0;
+    b = (b ^ (b >>> 15)) >>> 0;
+  }
+  return (a.toString(16).padStart(8, '0') + b.toString(16).padStart(8, '0')).slice(0, 12);
+}
+
+const TRANSCENDENTAL = new Set<string>([
+  'exp', 'exp2', 'log', 'expm1', 'log1p', 'tanh', 'logistic', 'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh',
+  'asinh', 'acosh', 'atanh', 'cbrt', 'erf', 'pow', 'atan2', 'rem', 'nextafter',
+]);
+
+/** Whether any expr calls a libm-sized function. */
+function exprsUseTranscendentals(exprs: readonly Expr[]): boolean {
+  return someNode(exprs, (e) => (e.op === 'unary' || e.op === 'binary') && TRANSCENDENTAL.has(e.name) && isFloating(e.dtype));
+}
+
+/** Whether any output expr reads an iota node. */
+export function exprsUseIota(exprs: readonly Expr[]): boolean {
+  return someNode(exprs, (e) => e.op === 'iota');
+}
+
+function someNode(exprs: readonly Expr[], test: (e: Expr) => boolean): boolean {
+  const seen = new Set<Expr>();
+  const walk = (e: Expr): boolean => {
+    if (seen.has(e)) return false;
+    seen.add(e);
+    if (test(e)) return true;
+    switch (e.op) {
+      case 'iota': return false;
+      case 'input': case 'literal': return false;
+      case 'unary': case 'convert': return walk(e.x);
+      case 'binary': case 'compare': return walk(e.x) || walk(e.y);
+      case 'select': return walk(e.predicate) || e.cases.some(walk);
+      case 'clamp': return walk(e.lo) || walk(e.x) || walk(e.hi);
+    }
+  };
+  return exprs.some(walk);
+}
+
+function elementwise(k: ElementwiseKernel, params: readonly number[], alignments: number[]): RenderedKernel {
+  const r = new ParamReader(params, 'elementwise');
+  const n = r.next('n');
+  const rank = r.next('rank');
+  const shape = r.take(rank, 'shape');
+  const strided = k.inputs.map((inp, i) => (inp.access === 'strided' ? i : -1)).filter((i) => i >= 0);
+  const views = new Map(strided.map((i) => {
+    const offset = r.next(`offset of input ${i}`);
+    return [i, { offset, strides: r.take(rank, `strides of input ${i}`) }] as const;
+  }));
+  r.done();
+  const nOut = k.outputs.length;
+  const buffers: BufferArg[] = [
+    ...k.outputs.map((o, j) => ({ name: `out${j}`, dtype: o.dtype, output: true })),
+    ...k.inputs.map((inp, i) => ({ name: `in${i}`, dtype: inp.dtype, output: false })),
+  ];
+  const iota = exprsUseIota(k.outputs.map((o) => o.expr));
+  const needsCoords = strided.length > 0 || iota;
+  const contiguous = [
+    ...k.outputs.map((o, j) => ({ dtype: o.dtype, alignment: alignments[j]! })),
+    ...k.inputs.flatMap((inp, i) => (inp.access === 'contiguous' ? [{ dtype: inp.dtype, alignment: alignments[nOut + i]! }] : [])),
+  ];
+  let v = vectorWidth(contiguous);
+  // transcendental work is compute-bound: 4 lanes keep the loads vectorized without unrolling libm code 8 times
+  if (v > 4 && exprsUseTranscendentals(k.outputs.map((o) => o.expr))) v = 4;
+  // a vector's elements must share every coordinate but the innermost
+  while (v > 1 && needsCoords && (rank === 0 || shape[rank - 1]! % v !== 0)) v /= 2;
+  if (n < v) v = 1;
+  const idx = indexType([n, ...[...views.values()].map((view) => viewReach(shape, view.strides, view.offset))]);
+  const coords = shape.map((_, d) => `c${d}`);
+  const innermost = rank - 1;
+
+  const scalars = k.inputs.flatMap((inp, i) => (inp.access === 'scalar' ? [`const ${computeType(inp.dtype)} s${i} = ${loadValue(inp.dtype, `in${i}[0]`)};`] : []));
+  const strideLines = (): string[] => [
+    ...(needsCoords ? unravel('jx_index', 'i', shape, 'c') : []),
+    ...strided.map((i) => `const jx_index off${i} = ${dotStrides(coords, views.get(i)!.strides, views.get(i)!.offset)};`),
+  ];
+
+  /** One element's statements; `lane` is the vector lane expression (null: scalar code). */
+  const element = (lane: string | null): string[] => {
+    const renderer = new CudaExprRenderer(
+      (i) => {
+        const inp = k.inputs[i]!;
+        if (inp.access === 'scalar') return `s${i}`;
+        if (inp.access === 'contiguous') return loadValue(inp.dtype, lane ? `a${i}.v[${lane}]` : `in${i}[i]`);
+        const s = views.get(i)!.strides[innermost] ?? 0;
+        return loadValue(inp.dtype, lane && s !== 0 ? `in${i}[off${i} + ${lane} * ${int(s)}]` : `in${i}[off${i}]`);
+      },
+      (axis) => (lane && axis === innermost ? `(c${axis} + ${lane})` : `c${axis}`),
+    );
+    const results = k.outputs.map((o) => renderer.render(o.expr));
+    const stores = k.outputs.map((o, j) => (lane ? `r${j}.v[${lane}]` : `out${j}[i]`) + ` = ${storeValue(o.dtype, results[j]!)};`);
+    return [...renderer.lines, ...stores];
+  };
+
+  const lines: string[] = [`typedef ${idx} jx_index;`];
+  if (n === 0) {
+    lines.push('return; // no elements');
+  } else {
+    lines.push(...scalars);
+    const vectors = Math.floor(n / v);
+    if (v > 1) {
+      const vec = (t: string) => `jx_vec<${t}, ${v}>`;
+      lines.push(`${gridStride('jx_index', 'g', int(vectors))} {`);
+      lines.push(
+        indent([
+          `const jx_index i = g * ${v};`,
+          ...strideLines(),
+          ...k.inputs.flatMap((inp, i) => (inp.access === 'contiguous' ? [`const ${vec(storageType(inp.dtype))} a${i} = *reinterpret_cast<const ${vec(storageType(inp.dtype))} *>(in${i} + i);`] : [])),
+          ...k.outputs.map((o, j) => `${vec(storageType(o.dtype))} r${j};`),
+          '#pragma unroll',
+          `for (int q = 0; q < ${v}; ++q) {`,
+          indent(element('q'), 2),
+          '}',
+          ...k.outputs.map((o, j) => `*reinterpret_cast<${vec(storageType(o.dtype))} *>(out${j} + i) = r${j};`),
+        ], 2),
+      );
+      lines.push('}');
+    }
+    if (vectors * v < n) {
+      lines.push(`${gridStride('jx_index', 'i', int(n), BLOCK, int(vectors * v))} {`);
+      lines.push(indent([...strideLines(), ...element(null)], 2));
+      lines.push('}');
+    }
+  }
+  const work = v > 1 ? Math.floor(n / v) + (n % v) : n;
+  return {
+    buffers,
+    body: indent(lines, 2),
+    grid: [strideGrid(work), 1, 1],
+    block: [BLOCK, 1, 1],
+    strategy: v > 1 ? `elementwise, grid-stride, ${v}-wide vector loads (${idx} indices)` : `elementwise, grid-stride, scalar (${idx} indices)`,
+  };
+}

@@ -1,0 +1,67 @@
+// jax.ShapeDtypeStruct: an array's type without its data (shape, dtype,
+// weak type and, through its sharding, memory kind). jit(f).lower and
+// evalShape take it where an array would go; nothing is allocated.
+import { type DType, checkDType } from './dtype.js';
+import { show } from './errors.js';
+import type { ShapedArray } from './primitives.js';
+import { withMemorySpace } from './memory-space.js';
+import { checkShape, shapesEqual, sizeOf } from './shape.js';
+import { Sharding } from '../sharding/index.js';
+
+export interface ShapeDtypeStructOptions {
+  /** Where an array of this type would live; its memory kind becomes the aval's memory space. */
+  sharding?: Sharding | null;
+  weakType?: boolean;
+}
+
+export class ShapeDtypeStruct {
+  readonly shape: readonly number[];
+  readonly dtype: DType;
+  readonly sharding: Sharding | null;
+  readonly weakType: boolean;
+
+  constructor(shape: number | readonly number[], dtype: DType, options: ShapeDtypeStructOptions = {}) {
+    const fn = 'ShapeDtypeStruct';
+    if (options === null || typeof options !== 'object') throw new TypeError(`${fn}: options must be an object, got ${show(options)}`);
+    for (const key of Object.keys(options)) {
+      if (key !== 'sharding' && key !== 'weakType') throw new TypeError(`${fn}: unknown option '${key}' (known options: 'sharding', 'weakType')`);
+    }
+    this.shape = Object.freeze(checkShape(fn, shape));
+    this.dtype = checkDType(fn, dtype);
+    const sharding = options.sharding ?? null;
+    if (sharding !== null && !(sharding instanceof Sharding)) {
+      throw new TypeError(`${fn}: sharding must be a Sharding (SingleDeviceSharding, NamedSharding) or null, got ${show(sharding)}`);
+    }
+    sharding?.checkShape(fn, this.shape);
+    this.sharding = sharding;
+    const weakType = options.weakType ?? false;
+    if (typeof weakType !== 'boolean') throw new TypeError(`${fn}: weakType must be a boolean, got ${show(weakType)}`);
+    this.weakType = weakType;
+    Object.freeze(this);
+  }
+
+  get ndim(): number {
+    return this.shape.length;
+  }
+  get size(): number {
+    return sizeOf(this.shape);
+  }
+  /** The abstract value tracing sees; the memory space is the sharding's memory kind. */
+  get aval(): ShapedArray {
+    return withMemorySpace({ shape: this.shape, dtype: this.dtype, weakType: this.weakType }, this.sharding?.memoryKind ?? 'device');
+  }
+  equals(other: unknown): boolean {
+    if (!(other instanceof ShapeDtypeStruct)) return false;
+    const sameSharding = this.sharding === null ? other.sharding === null : this.sharding.equals(other.sharding);
+    return shapesEqual(this.shape, other.shape) && this.dtype === other.dtype && this.weakType === other.weakType && sameSharding;
+  }
+  toString(): string {
+    const weak = this.weakType ? ', weak_type=True' : '';
+    const sharding = this.sharding ? `, sharding=${this.sharding}` : '';
+    return `ShapeDtypeStruct(shape=[${this.shape.join(',')}], dtype=${this.dtype}${sharding}${weak})`;
+  }
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return this.toString();
+  }
+}
+

@@ -1,0 +1,382 @@
+// The CUDA backend: buffers in device memory (or pinned host memory) from the
+// addon's caching allocators; kernels rendered by render/cuda.ts for their
+// exact params, compiled by NVRTC off the JS thread (nvrtc-cache.ts), loaded
+// once per device, and launched on the device's compute stream.
+//
+// Dispatch is asynchronous, as in JAX: execute() allocates its outputs and
+// returns them at once. When every kernel it needs is loaded and nothing is
+// queued it launches right away; otherwise it queues behind the compiles, in
+// order, and later work (launches, frees, reads) queues behind it. A compile
+// error reaches the arrays it should have produced: reading them throws it.
+// toHostSync (dataSync) is the one synchronous path: it finishes queued work
+// now, compiling on this thread whatever has not compiled yet.
+import type { BufferRef, Plan } from '../compiler/lower.js';
+import { kernelJson } from '../compiler/kernel-ir.js';
+import { type CudaKernelSource, renderCuda } from '../compiler/render/cuda.js';
+import { itemsize } from '../core/dtype.js';
+import { ResourceExhaustedError, show, ValueError } from '../core/errors.js';
+import type { ShapedArray } from '../core/primitives.js';
+import { sizeOf } from '../core/shape.js';
+import type { Backend, DeviceBuffer } from './backend.js';
+import type {
+  CudaBufferHandle, CudaDeviceInfo, CudaFunctionHandle, CudaMemoryKind, CudaMemoryStats,
+} from './cuda-addon.js';
+import { Device } from './device.js';
+import { native } from './native.js';
+import { type CudaImage, type CudaTarget, compileCudaKernel, compileCudaKernelSync, cudaTarget } from './nvrtc-cache.js';
+
+/** Whether jaxon can run on a GPU here, and why (not), in one line. */
+export function cudaAvailability(): { available: boolean; reason: string } {
+  try {
+    const probe = native().cudaProbe();
+    return { available: probe.available, reason: probe.reason };
+  } catch (error) {
+    return { available: false, reason: `the native addon failed to load: ${(error as Error).message}` };
+  }
+}
+
+/** Runs an addon call, turning its out-of-memory errors into ResourceExhaustedError. */
+function call<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    throw translate(error);
+  }
+}
+
+function translate(error: unknown): unknown {
+  if ((error as { code?: unknown } | null)?.code === 'RESOURCE_EXHAUSTED') {
+    return new ResourceExhaustedError((error as Error).message, { cause: error });
+  }
+  return error;
+}
+
+export class CudaBuffer implements DeviceBuffer {
+  #handle: CudaBufferHandle | undefined;
+  /** Set when the work that should have written this buffer failed; reading it throws this. */
+  error: unknown;
+  constructor(
+    handle: CudaBufferHandle,
+    readonly nbytes: number,
+    readonly memoryKind: CudaMemoryKind,
+  ) {
+    this.#handle = handle;
+  }
+  get handle(): CudaBufferHandle {
+    if (!this.#handle) throw new Error(`CudaBuffer: the buffer (${this.nbytes} bytes, ${this.memoryKind}) was freed`);
+    return this.#handle;
+  }
+  get isFreed(): boolean {
+    return this.#handle === undefined;
+  }
+  /** Drops the handle; the caller frees the memory. */
+  release(): CudaBufferHandle | undefined {
+    const handle = this.#handle;
+    this.#handle = undefined;
+    return handle;
+  }
+}
+
+interface LoadedKernel {
+  readonly source: CudaKernelSource;
+  readonly image: CudaImage;
+  readonly fn: CudaFunctionHandle;
+}
+
+interface PreparedLaunch {
+  readonly source: CudaKernelSource;
+  readonly buffers: CudaBuffer[];
+}
+
+interface Job {
+  launches: PreparedLaunch[];
+  inputs: CudaBuffer[];
+  outputs: CudaBuffer[];
+  temps: CudaBuffer[];
+  done: boolean;
+}
+
+/** Rendered kernels by IR and params, so repeated eager ops render once. */
+const renderedKernels = new Map<string, CudaKernelSource>();
+
+function render(kernel: Plan['launches'][number]['kernel'], params: readonly number[]): CudaKernelSource {
+  const key = `${kernelJson(kernel)}|${params.join(',')}`;
+  let rendered = renderedKernels.get(key);
+  if (!rendered) {
+    rendered = renderCuda(kernel, params);
+    renderedKernels.set(key, rendered);
+  }
+  return rendered;
+}
+
+export class CudaBackend implements Backend {
+  readonly platform = 'cuda' as const;
+  readonly target: CudaTarget;
+  #functions = new Map<string, LoadedKernel>();
+  #loading = new Map<string, Promise<LoadedKernel>>();
+  #pending: Job[] = [];
+  #tail: Promise<void> = Promise.resolve();
+
+  constructor(readonly info: CudaDeviceInfo) {
+    const probe = native().cudaProbe();
+    this.target = cudaTarget(info.computeCapability, probe.nvrtcVersion, probe.nvrtcArchs);
+  }
+
+  fromHost(bytes: Uint8Array, memoryKind: CudaMemoryKind = 'device'): CudaBuffer {
+    const handle = call(() => native().cudaFromHost(this.info.handle, bytes, memoryKind));
+    return new CudaBuffer(handle, bytes.byteLength, memoryKind);
+  }
+
+  async toHost(buffer: DeviceBuffer): Promise<Uint8Array> {
+    const b = this.#own(buffer, 'toHost');
+    if (this.#pending.length) await this.#tail;
+    if (b.error !== undefined) throw b.error;
+    return new Uint8Array(await native().cudaToHost(b.handle));
+  }
+
+  toHostSync(buffer: DeviceBuffer): Uint8Array {
+    const b = this.#own(buffer, 'toHostSync');
+    this.#drainSync();
+    if (b.error !== undefined) throw b.error;
+    return new Uint8Array(native().cudaToHostSync(b.handle));
+  }
+
+  /** Settles once the buffer's contents are computed (JAX's block_until_ready). */
+  async blockUntilReady(buffer: DeviceBuffer): Promise<void> {
+    const b = this.#own(buffer, 'blockUntilReady');
+    if (this.#pending.length) await this.#tail;
+    if (b.error !== undefined) throw b.error;
+    await native().cudaBlockUntilReady(b.handle);
+  }
+
+  /** A copy of the buffer in another memory kind (or the same), queued on a copy stream. */
+  devicePut(buffer: DeviceBuffer, memoryKind: CudaMemoryKind): CudaBuffer {
+    const src = this.#own(buffer, 'devicePut');
+    const dst = this.#alloc(src.nbytes, memoryKind);
+    this.#whenQueueAllows(() => {
+      if (src.error !== undefined) dst.error = src.error;
+      else native().cudaCopy(dst.handle, src.handle);
+    });
+    return dst;
+  }
+
+  execute(plan: Plan, inputs: DeviceBuffer[], outputs: ShapedArray[]): DeviceBuffer[] {
+    const ins = inputs.map((b) => this.#own(b, 'execute'));
+    const created: CudaBuffer[] = [];
+    try {
+      const outs = outputs.map((o, i) => {
+        const aliased = plan.aliases.get(i);
+        if (aliased !== undefined) return ins[aliased]!;
+        const b = this.#alloc(sizeOf(o.shape) * itemsize(o.dtype), 'device');
+        created.push(b);
+        return b;
+      });
+      const temps = plan.temps.map((t) => {
+        const b = this.#alloc(t.size * itemsize(t.dtype), 'device');
+        created.push(b);
+        return b;
+      });
+      const resolve = (ref: BufferRef): CudaBuffer => {
+        switch (ref.kind) {
+          case 'input': return ins[ref.index]!;
+          case 'output': return outs[ref.index]!;
+          case 'temp': return temps[ref.index]!;
+        }
+      };
+      const launches = plan.launches.map((l) => ({ source: render(l.kernel, l.params), buffers: l.buffers.map(resolve) }));
+      const job: Job = { launches, inputs: ins, outputs: outs, temps, done: false };
+      const missing = [...new Set(launches.map((l) => l.source.source).filter((s) => !this.#functions.has(s)))];
+      if (this.#pending.length === 0 && missing.length === 0) {
+        this.#run(job);
+      } else {
+        this.#enqueue(job, launches.filter((l) => missing.includes(l.source.source)).map((l) => l.source));
+      }
+      return outs;
+    } catch (error) {
+      for (const b of created) this.#freeNow(b);
+      throw translate(error);
+    }
+  }
+
+  free(buffer: DeviceBuffer): void {
+    const b = this.#own(buffer, 'free');
+    this.#whenQueueAllows(() => this.#freeNow(b));
+  }
+
+  /** The caching allocator's counters, and the pinned-host pool's under pinnedHost. */
+  memoryStats(): CudaMemoryStats {
+    return native().cudaMemoryStats(this.info.handle);
+  }
+
+  /** Returns cached memory to the driver; the bytes released. */
+  emptyCache(): number {
+    return native().cudaEmptyCache(this.info.handle);
+  }
+
+  /** Settles once all queued work (compiles included) has run on the device. */
+  async synchronize(): Promise<void> {
+    if (this.#pending.length) await this.#tail;
+    await native().cudaSynchronize(this.info.handle);
+  }
+
+  /** Kernels loaded on this device (for stats and tests). */
+  get loadedKernelCount(): number {
+    return this.#functions.size;
+  }
+
+  #own(buffer: DeviceBuffer, fn: string): CudaBuffer {
+    if (!(buffer instanceof CudaBuffer)) {
+      throw new TypeError(`CudaBackend.${fn}: expected a CUDA buffer, got ${show(buffer)}`);
+    }
+    return buffer;
+  }
+
+  #alloc(nbytes: number, memoryKind: CudaMemoryKind): CudaBuffer {
+    const handle = call(() => native().cudaAlloc(this.info.handle, nbytes, memoryKind));
+    return new CudaBuffer(handle, nbytes, memoryKind);
+  }
+
+  #freeNow(buffer: CudaBuffer): void {
+    const handle = buffer.release();
+    if (handle) native().cudaFree(handle);
+  }
+
+  // Runs `action` now when nothing is queued, else after the queued work.
+  #whenQueueAllows(action: () => void): void {
+    if (this.#pending.length === 0) {
+      call(action);
+      return;
+    }
+    this.#tail = this.#tail.then(action).catch(() => {
+      // Frees and copies after a failed job: the buffers carry the error.
+    });
+  }
+
+  #run(job: Job): void {
+    job.done = true;
+    const failed = job.inputs.find((b) => b.error !== undefined);
+    if (failed) {
+      for (const b of job.outputs) if (!job.inputs.includes(b)) b.error = failed.error;
+    } else {
+      for (const { source, buffers } of job.launches) {
+        if (source.grid.some((g) => g === 0)) continue; // empty arrays: nothing to do
+        const loaded = this.#functions.get(source.source)!;
+        native().cudaLaunch(loaded.fn, source.grid, source.block, source.sharedMemBytes, buffers.map((b) => b.handle));
+      }
+    }
+    for (const t of job.temps) this.#freeNow(t); // stream-ordered: the launches above still see them
+  }
+
+  #enqueue(job: Job, missing: CudaKernelSource[]): void {
+    this.#pending.push(job);
+    const loads = Promise.all(missing.map((s) => this.#load(s)));
+    loads.catch(() => {}); // handled below, once the queue reaches this job
+    const settle = (error?: unknown) => {
+      this.#pending.splice(this.#pending.indexOf(job), 1);
+      if (job.done) return; // toHostSync ran it already
+      if (error === undefined) {
+        try {
+          this.#run(job);
+          return;
+        } catch (runError) {
+          error = translate(runError);
+        }
+      }
+      job.done = true;
+      for (const b of job.outputs) if (!job.inputs.includes(b)) b.error = error;
+      for (const t of job.temps) this.#freeNow(t);
+    };
+    this.#tail = this.#tail.then(() => loads).then(() => settle(), (error: unknown) => settle(error));
+  }
+
+  // Loads a kernel: compile (or cache hit) off the JS thread, then module load and lookup.
+  #load(source: CudaKernelSource): Promise<LoadedKernel> {
+    const known = this.#functions.get(source.source);
+    if (known) return Promise.resolve(known);
+    let loading = this.#loading.get(source.source);
+    if (!loading) {
+      loading = compileCudaKernel(source.name, source.source, this.target).then((image) => this.#install(source, image));
+      this.#loading.set(source.source, loading);
+      const done = () => this.#loading.delete(source.source);
+      loading.then(done, done);
+    }
+    return loading;
+  }
+
+  #install(source: CudaKernelSource, image: CudaImage): LoadedKernel {
+    const known = this.#functions.get(source.source); // toHostSync may have loaded it meanwhile
+    if (known) return known;
+    const addon = native();
+    const module = addon.cudaModuleLoad(this.info.handle, image.image, `${image.kind} of kernel '${source.name}'`);
+    const { handle } = addon.cudaGetFunction(this.info.handle, module, source.name);
+    const loaded: LoadedKernel = { source, image, fn: handle };
+    this.#functions.set(source.source, loaded);
+    return loaded;
+  }
+
+  // Runs queued jobs now, compiling their kernels on this thread (dataSync only).
+  #drainSync(): void {
+    for (const job of [...this.#pending]) {
+      if (job.done) continue;
+      try {
+        for (const { source } of job.launches) {
+          if (!this.#functions.has(source.source)) this.#install(source, compileCudaKernelSync(source.name, source.source, this.target));
+        }
+        this.#run(job);
+      } catch (error) {
+        job.done = true;
+        for (const b of job.outputs) if (!job.inputs.includes(b)) b.error = translate(error);
+        for (const t of job.temps) this.#freeNow(t);
+      }
+    }
+  }
+}
+
+/** JAX's Device for a GPU: its memory stats come from the caching allocator. */
+export interface CudaDevice extends Device {
+  readonly platform: 'cuda';
+  readonly backend: CudaBackend;
+  readonly info: CudaDeviceInfo;
+  memoryStats(): CudaMemoryStats;
+}
+
+let cudaDeviceClass: (new (info: CudaDeviceInfo, backend: CudaBackend) => CudaDevice) | undefined;
+
+// Defined on first use: device.ts may import this module, and a class
+// extending Device at load time would meet Device before it is initialized.
+function deviceClass(): new (info: CudaDeviceInfo, backend: CudaBackend) => CudaDevice {
+  cudaDeviceClass ??= class extends Device {
+    declare readonly platform: 'cuda';
+    declare readonly backend: CudaBackend;
+    constructor(
+      readonly info: CudaDeviceInfo,
+      backend: CudaBackend,
+    ) {
+      super(info.ordinal, 'cuda', info.name, backend);
+    }
+    override memoryStats(): CudaMemoryStats {
+      return this.backend.memoryStats();
+    }
+  } as unknown as new (info: CudaDeviceInfo, backend: CudaBackend) => CudaDevice;
+  return cudaDeviceClass;
+}
+
+const cudaDevices = new Map<number, CudaDevice>();
+
+/**
+ * The CUDA device of an ordinal, initialized on first use (primary context,
+ * streams, allocators). Throws, saying why, when CUDA is not available.
+ */
+export function createCudaDevice(ordinal = 0): CudaDevice {
+  if (!Number.isInteger(ordinal) || ordinal < 0) {
+    throw new ValueError(`createCudaDevice: ordinal must be a non-negative integer, got ${show(ordinal)}`);
+  }
+  const known = cudaDevices.get(ordinal);
+  if (known) return known;
+  const availability = cudaAvailability();
+  if (!availability.available) throw new Error(`createCudaDevice: CUDA is not available: ${availability.reason}`);
+  const info = native().cudaInit(ordinal);
+  const device = new (deviceClass())(info, new CudaBackend(info));
+  cudaDevices.set(ordinal, device);
+  return device;
+}

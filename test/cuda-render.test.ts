@@ -1,0 +1,284 @@
+// The CUDA renderer without a GPU: every kernel of the catalogue
+// (helpers/kernel-catalogue.ts: each lowered primitive, fused programs of
+// real models, hand-built IR) renders to a complete translation unit with the
+// documented ABI and sane launch shapes; the index width, vector loads and
+// reduction strategy follow the sizes; and, where nvcc exists, every kernel
+// compiles to a cubin for sm_90a. Results on a GPU are checked by
+// `npm run test:gpu` on a machine that has one.
+import test from 'ava';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DType } from '../lib/core/dtype.js';
+import { abstractEval, aval, type Primitive, type ShapedArray } from '../lib/core/primitives.js';
+import { type Kernel, kernelJson } from '../lib/compiler/kernel-ir.js';
+import { lowerPrimitive, lowerRules } from '../lib/compiler/lower.js';
+import { type CudaKernelSource, renderCuda } from '../lib/compiler/render/cuda.js';
+import { storageType } from '../lib/compiler/render/cuda-expr.js';
+import { type CatalogueEntry, PRIMITIVES_WITHOUT_KERNELS, kernelCatalogue } from './helpers/kernel-catalogue.js';
+
+const catalogue = kernelCatalogue();
+
+/** The dtypes of a kernel's buffers in ABI order, and how many lead as outputs (from kernel-ir.ts, not from the renderer). */
+function bufferLayout(k: Kernel): { dtypes: DType[]; outputs: number } {
+  switch (k.kind) {
+    case 'elementwise': return { dtypes: [...k.outputs.map((o) => o.dtype), ...k.inputs.map((i) => i.dtype)], outputs: k.outputs.length };
+    case 'reduce': {
+      const f = k.fused;
+      if (!f) return { dtypes: [k.outputDtype, k.inputDtype], outputs: 1 };
+      const outs = [...f.outputs, ...f.sideOutputs, ...(f.finalOutputs ?? [])].map((o) => o.dtype);
+      return { dtypes: [...outs, ...f.inputs.map((i) => i.dtype)], outputs: outs.length };
+    }
+    case 'cumulative': return { dtypes: [k.dtype, k.dtype], outputs: 1 };
+    case 'dot': {
+      const outs = k.epilogue ? k.epilogue.outputs.map((o) => o.dtype) : [k.outputDtype];
+      return { dtypes: [...outs, k.inputDtype, k.inputDtype, ...(k.epilogue?.inputs.map((i) => i.dtype) ?? [])], outputs: outs.length };
+    }
+    case 'pad': return { dtypes: [k.dtype, k.dtype, k.dtype], outputs: 1 };
+    case 'concatenate': return { dtypes: new Array<DType>(k.count + 1).fill(k.dtype), outputs: 1 };
+    case 'dynamic_slice': return { dtypes: [k.dtype, k.dtype, ...k.indexDtypes], outputs: 1 };
+    case 'dynamic_update_slice': return { dtypes: [k.dtype, k.dtype, k.dtype, ...k.indexDtypes], outputs: 1 };
+    case 'gather': return { dtypes: [k.dtype, k.dtype, k.indexDtype], outputs: 1 };
+    case 'scatter': return { dtypes: [k.dtype, k.dtype, k.indexDtype, k.dtype], outputs: 1 };
+  }
+}
+
+/** The entry's body: the source after the prelude (which defines jx_vec and friends). */
+const entryOf = (r: CudaKernelSource) => r.source.slice(r.source.indexOf('extern "C"'));
+
+function render(e: CatalogueEntry, options?: Parameters<typeof renderCuda>[2]): CudaKernelSource {
+  try {
+    return renderCuda(e.kernel, e.params, options);
+  } catch (err) {
+    throw new Error(`renderCuda failed on catalogue entry "${e.label}" (params ${JSON.stringify(e.params)}): ${(err as Error).message}`);
+  }
+}
+
+function lowered(prim: Primitive, ins: ShapedArray[], params: object): { kernel: Kernel; params: number[] } {
+  const outs = (abstractEval[prim] as (a: ShapedArray[], p: object) => ShapedArray[])(ins, params);
+  const launches = lowerPrimitive(prim, ins, outs, params as never).launches;
+  return launches[launches.length - 1]!;
+}
+
+const elementwiseF32 = (): Kernel => ({
+  kind: 'elementwise',
+  inputs: [{ dtype: 'float32', access: 'contiguous' }],
+  outputs: [{ dtype: 'float32', expr: { op: 'unary', name: 'exp', x: { op: 'input', index: 0, dtype: 'float32' }, dtype: 'float32' } }],
+});
+
+test('the catalogue covers every primitive lower.ts lowers and every kernel kind', (t) => {
+  const labelled = new Set(catalogue.map((e) => e.label.slice(0, e.label.indexOf('('))));
+  const lowerable = Object.keys(lowerRules).filter((p) => !PRIMITIVES_WITHOUT_KERNELS.includes(p as Primitive));
+  t.deepEqual(lowerable.filter((p) => !labelled.has(p)), [], 'primitives without a catalogue entry');
+  const kinds = new Set(catalogue.map((e) => e.kernel.kind));
+  t.deepEqual([...kinds].sort(), ['concatenate', 'cumulative', 'dot', 'dynamic_slice', 'dynamic_update_slice', 'elementwise', 'gather', 'pad', 'reduce', 'scatter']);
+  t.true(catalogue.some((e) => e.kernel.kind === 'reduce' && e.kernel.fused?.finalOutputs?.length), 'a fused reduction with final outputs');
+  t.true(catalogue.some((e) => e.kernel.kind === 'dot' && e.kernel.epilogue), 'a dot with an epilogue');
+  t.true(catalogue.some((e) => e.label.startsWith('MLP grad')) && catalogue.some((e) => e.label.startsWith('tutorial layer grad')), 'fused programs traced');
+  t.log(`${catalogue.length} catalogue kernels`);
+});
+
+test('every catalogue kernel renders to one complete translation unit with the documented ABI', (t) => {
+  const byName = new Map<string, string>();
+  for (const e of catalogue) {
+    const r = render(e);
+    const where = `${e.label} (${r.name})`;
+    t.false(r.source.includes('#include'), `${where}: no #include`);
+    t.true(/^[A-Za-z_][A-Za-z0-9_]*$/.test(r.name), `${where}: name is a C identifier`);
+    t.is(r.source.split('extern "C" __global__').length - 1, 1, `${where}: one extern "C" __global__ entry`);
+    const threads = r.block[0] * r.block[1] * r.block[2];
+    const signature = new RegExp(`extern "C" __global__ void __launch_bounds__\\((\\d+)\\) ${r.name}\\(([^)]*)\\) \\{`).exec(r.source);
+    if (!signature) {
+      t.fail(`${where}: no entry named ${r.name}`);
+      continue;
+    }
+    t.is(Number(signature[1]), threads, `${where}: __launch_bounds__ equals the block size`);
+    const { dtypes, outputs } = bufferLayout(e.kernel);
+    const args = signature[2]!.split(', ');
+    t.is(args.length, dtypes.length, `${where}: one pointer per buffer`);
+    args.forEach((arg, i) => {
+      const expected = `${i < outputs ? '' : 'const '}${storageType(dtypes[i]!)} *`;
+      t.true(arg.startsWith(expected), `${where}: buffer ${i} is "${arg}", expected "${expected}..."`);
+    });
+    t.true(threads >= 1 && threads <= 1024 && r.block.every((b) => Number.isInteger(b) && b >= 1), `${where}: block ${r.block}`);
+    t.true(r.grid.every((g) => Number.isInteger(g) && g >= 1), `${where}: grid ${r.grid}`);
+    t.true(r.grid[0] < 2 ** 31 && r.grid[1] <= 65535 && r.grid[2] <= 65535, `${where}: grid ${r.grid} within limits`);
+    t.is(r.sharedMemBytes, 0, `${where}: static shared memory only`);
+    t.true(r.source.startsWith(`// jaxon CUDA kernel ${r.name}`) && r.source.includes(`// kernel: ${kernelJson(e.kernel)}`) && r.source.includes(`// params: ${JSON.stringify(e.params)}`), `${where}: header holds the kernel and params`);
+    const known = byName.get(r.name);
+    if (known !== undefined) t.is(known, r.source, `${where}: one name, one specialization`);
+    byName.set(r.name, r.source);
+  }
+});
+
+test('index arithmetic is 32-bit for small sizes and 64-bit when a size exceeds 2^31', (t) => {
+  t.true(renderCuda(elementwiseF32(), [1 << 20, 1, 1 << 20]).source.includes('typedef jx_i32 jx_index;'));
+  const big = renderCuda(elementwiseF32(), [3e9, 1, 3e9]);
+  t.true(big.source.includes('typedef jx_i64 jx_index;'));
+  t.true(big.grid[0] <= 132 * 8, 'a grid-stride loop covers the rest');
+  const sum = lowered('reduce_sum', [aval([3e9], 'float32')], { axes: [0] });
+  t.true(renderCuda(sum.kernel, sum.params).source.includes('typedef jx_i64 jx_index;'));
+  const rows = lowered('reduce_sum', [aval([3, 1000], 'float32')], { axes: [1] });
+  t.true(renderCuda(rows.kernel, rows.params).source.includes('typedef jx_i32 jx_index;'));
+  const matmul = lowered('dot_general', [aval([50000, 50000], 'float32'), aval([50000, 8], 'float32')], { dimensionNumbers: [[[1], [0]], [[], []]], preferredElementType: null });
+  t.true(renderCuda(matmul.kernel, matmul.params).source.includes('typedef jx_i64 jx_index;'), 'a 2.5e9-element operand');
+});
+
+test('contiguous elementwise kernels use 16-byte vector loads when the alignments allow', (t) => {
+  const aligned = entryOf(renderCuda(elementwiseF32(), [4096, 1, 4096]));
+  t.true(aligned.includes('reinterpret_cast<const jx_vec<float, 4> *>(in0 + i)'), 'a 4-wide float load');
+  t.true(aligned.includes('reinterpret_cast<jx_vec<float, 4> *>(out0 + i) = r0'), 'a 4-wide float store');
+  t.false(aligned.includes('i < 4096; i +='), 'no scalar tail when 4 divides n');
+  const unaligned = entryOf(renderCuda(elementwiseF32(), [4096, 1, 4096], { alignments: [4, 4] }));
+  t.false(unaligned.includes('jx_vec'), 'scalar code for 4-byte alignment');
+  const halfAligned = entryOf(renderCuda(elementwiseF32(), [4096, 1, 4096], { alignments: [16, 8] }));
+  t.true(halfAligned.includes('jx_vec<float, 2>'), 'the widest width every buffer allows');
+  const tail = entryOf(renderCuda(elementwiseF32(), [4099, 1, 4099]));
+  t.true(tail.includes('jx_vec<float, 4>') && tail.includes('i = 4096 + (jx_index)blockIdx.x'), 'vector body, then a scalar tail from 4096');
+  const bf16 = lowered('add', [aval([64, 64], 'bfloat16'), aval([64, 64], 'bfloat16')], {});
+  t.true(entryOf(renderCuda(bf16.kernel, bf16.params)).includes('jx_vec<jx_u16, 8>'), '8 bfloat16 per 16 bytes');
+  // a strided input whose innermost axis is not a multiple of the width stays scalar
+  const odd = lowered('transpose', [aval([5, 7], 'float32')], { permutation: [1, 0] });
+  t.false(entryOf(renderCuda(odd.kernel, odd.params)).includes('jx_vec'));
+  const rowBias = lowered('broadcast_in_dim', [aval([64], 'float32')], { shape: [32, 64], broadcastDimensions: [1] });
+  t.true(entryOf(renderCuda(rowBias.kernel, rowBias.params)).includes('jx_vec<float, 4>'), 'a broadcast row keeps vector stores');
+});
+
+test('reductions pick their strategy from the sizes', (t) => {
+  const strategy = (shape: number[], axes: number[], dtype: DType = 'float32') => {
+    const l = lowered('reduce_sum', [aval(shape, dtype)], { axes });
+    return renderCuda(l.kernel, l.params);
+  };
+  t.regex(strategy([1000, 10], [1]).source, /^[^\n]*one thread per output/);
+  t.regex(strategy([1000, 64], [1]).source, /^[^\n]*one warp per output/);
+  const rows = strategy([300, 5000], [1]);
+  t.regex(rows.source, /^[^\n]*one block per output/);
+  t.deepEqual(rows.grid, [300, 1, 1]);
+  const full = strategy([3000000], [0]);
+  t.regex(full.source, /^[^\n]*two-stage/);
+  t.true(full.grid[1] > 1 && full.grid[1] <= 528, `partials over grid.y: ${full.grid}`);
+  t.true(full.source.includes(`__device__ double jx_partial0_${full.name}[${full.grid[1]}];`) && full.source.includes(`atomicAdd(&jx_ticket_${full.name}[o], 1u)`));
+  const columns = strategy([256, 4096], [0]);
+  t.regex(columns.source, /^[^\n]*column reduction/);
+  t.deepEqual(columns.block, [32, 8, 1]);
+  const tall = strategy([100000, 4], [0], 'int32');
+  t.regex(tall.source, /^[^\n]*column reduction.*two-stage/);
+  t.true(tall.source.includes('jx_u64 jx_partial0_'), 'integer sums merge in wrapping 64 bits');
+  const arg = lowered('argmax', [aval([8, 20000], 'float32')], { axes: [1], indexDtype: 'int32' });
+  const argSource = renderCuda(arg.kernel, arg.params).source;
+  t.true(argSource.includes('obi < bi') && argSource.includes('jx_shfl_xor(bi, m)'), 'argmax merges (value, index) pairs, first index wins');
+});
+
+test('semantics the C renderer fixes are spelled out in the CUDA source', (t) => {
+  const entry = (prim: Primitive, ins: ShapedArray[], params: object = {}) => {
+    const l = lowered(prim, ins, params);
+    return entryOf(renderCuda(l.kernel, l.params));
+  };
+  t.true(entry('add', [aval([8], 'float32'), aval([8], 'float32')]).includes('__fadd_rn('), 'no FMA contraction');
+  const half = entry('mul', [aval([8], 'float16'), aval([8], 'float16')]);
+  t.regex(half, /const float v0 = jx_h2f\(a0\.v\[q\]\);[^]*__fmul_rn\(v0, v1\)[^]*r0\.v\[q\] = jx_f2h\(v2\);/, 'float16 computes in float, rounds on store');
+  t.true(entry('div', [aval([8], 'int32'), aval([8], 'int32')]).includes('jx_div_i32('), 'XLA integer division');
+  t.true(entry('convert_element_type', [aval([8], 'float32')], { newDtype: 'uint8', weakType: false }).includes('jx_fcast_u8('), 'saturating float to int');
+  t.true(entry('max', [aval([8], 'bfloat16'), aval([8], 'bfloat16')]).includes('jx_maxf('), 'NaN-propagating max');
+  const dot = lowered('dot_general', [aval([4, 5], 'float32'), aval([5, 6], 'float32')], { dimensionNumbers: [[[1], [0]], [[], []]], preferredElementType: null });
+  t.true(entryOf(renderCuda(dot.kernel, dot.params)).includes('typedef double ACC;'), 'dots accumulate in double like C');
+});
+
+test('kernels differing only in a NaN, infinite or negative-zero literal get different names', (t) => {
+  const withLiteral = (value: number): Kernel => ({
+    kind: 'elementwise',
+    inputs: [{ dtype: 'float32', access: 'contiguous' }],
+    outputs: [{ dtype: 'float32', expr: { op: 'binary', name: 'max', x: { op: 'input', index: 0, dtype: 'float32' }, y: { op: 'literal', value, dtype: 'float32' }, dtype: 'float32' } }],
+  });
+  const names = [NaN, Infinity, -Infinity, 0, -0].map((v) => renderCuda(withLiteral(v), [8, 1, 8]).name);
+  t.is(new Set(names).size, 5, names.join(', '));
+  const gatherFill = (fillValue: number) => renderCuda({ kind: 'gather', dtype: 'float32', indexDtype: 'int32', mode: 'fill', fillValue }, [1, 1, 0, 1, 10, 1, 1, -1, 0, 0]);
+  t.not(gatherFill(NaN).name, gatherFill(-Infinity).name);
+  t.true(gatherFill(-Infinity).source.includes('(-JX_INFF)'));
+});
+
+test('renderCuda validates its arguments', (t) => {
+  const k = elementwiseF32();
+  t.throws(() => renderCuda(k, [8, 1, 8], { alignment: [16, 16] } as never), { message: /unknown option "alignment"/ });
+  t.throws(() => renderCuda(k, [8, 1, 8], { alignments: [16] }), { message: /alignments must be 2 powers of two.*\[16\]/ });
+  t.throws(() => renderCuda(k, [8, 1, 8], { alignments: [16, 12] }), { message: /alignments must be 2 powers of two/ });
+  t.throws(() => renderCuda(k, [8, 1, 8], { name: '2fast' }), { message: /name must be a C identifier, got "2fast"/ });
+  t.throws(() => renderCuda(k, [8, 1]), { message: /elementwise params end before shape/ });
+  t.throws(() => renderCuda(k, [8, 1, 8, 9]), { message: /1 entries past the documented layout/ });
+  t.throws(() => renderCuda(k, [8, 1, 8.5]), { message: /params must be an array of integers/ });
+  t.is(renderCuda(k, [8, 1, 8], { name: 'my_exp' }).name, 'my_exp');
+});
+
+function findNvcc(): string | null {
+  const probe = spawnSync('nvcc', ['--version'], { encoding: 'utf8' });
+  return probe.status === 0 ? 'nvcc' : null;
+}
+
+const nvcc = findNvcc();
+if (!nvcc) console.log('cuda-render: nvcc not on PATH: CUDA kernels were not compiled');
+
+function run(command: string, args: string[]): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    child.on('close', (code) => resolve({ code: code ?? -1, output }));
+  });
+}
+
+(nvcc ? test : test.skip)(`nvcc compiles every catalogue kernel for sm_90a${nvcc ? '' : ' (nvcc not on PATH: CUDA kernels were not compiled)'}`, async (t) => {
+  t.timeout(300_000);
+  const unique = new Map<string, { label: string; source: string }>();
+  for (const e of catalogue) {
+    const r = render(e);
+    if (!unique.has(r.name)) unique.set(r.name, { label: e.label, source: r.source });
+  }
+  const kernels = [...unique].map(([name, k]) => ({ name, ...k }));
+  const jobs = Math.max(2, Math.min(availableParallelism(), 8));
+  const files = Math.min(kernels.length, jobs * 2);
+  const dir = mkdtempSync(join(tmpdir(), 'jaxon-cuda-'));
+  const started = Date.now();
+  const batches = Array.from({ length: files }, (_, f) => {
+    const members = kernels.filter((_, i) => i % files === f);
+    // line ranges name the kernel an nvcc error points into
+    const ranges: { name: string; label: string; first: number }[] = [];
+    let line = 1;
+    const text = members.map((k) => {
+      ranges.push({ name: k.name, label: k.label, first: line });
+      line += k.source.split('\n').length - 1;
+      return k.source;
+    }).join('');
+    const path = join(dir, `kernels${f}.cu`);
+    writeFileSync(path, text);
+    return { path, cubin: join(dir, `kernels${f}.cubin`), members, ranges };
+  });
+  const results: { batch: (typeof batches)[number]; code: number; output: string }[] = [];
+  let next = 0;
+  await Promise.all(Array.from({ length: jobs }, async () => {
+    while (next < batches.length) {
+      const batch = batches[next++]!;
+      const { code, output } = await run(nvcc!, ['-cubin', '-arch=sm_90a', '-w', '-o', batch.cubin, batch.path]);
+      results.push({ batch, code, output });
+    }
+  }));
+  const seconds = (Date.now() - started) / 1000;
+  for (const { batch, code, output } of results) {
+    if (code !== 0) {
+      const culprits = new Set<string>();
+      for (const m of output.matchAll(/\.cu\((\d+)\)/g)) {
+        const at = Number(m[1]);
+        const k = [...batch.ranges].reverse().find((r) => r.first <= at);
+        if (k) culprits.add(`${k.name} (${k.label})`);
+      }
+      t.fail(`nvcc failed on ${batch.path} (kernels: ${[...culprits].join(', ') || 'see log'}):\n${output.slice(0, 6000)}`);
+      continue;
+    }
+    const binary = readFileSync(batch.cubin).toString('latin1');
+    const missing = batch.members.filter((k) => !binary.includes(k.name)).map((k) => k.name);
+    t.deepEqual(missing, [], `${batch.path}: every entry is in the cubin`);
+  }
+  t.log(`nvcc: ${kernels.length} kernels in ${files} files, ${jobs} at a time: ${seconds.toFixed(1)} s`);
+  if (results.every((r) => r.code === 0)) rmSync(dir, { recursive: true, force: true });
+});
