@@ -318,6 +318,20 @@ test('kernelJson equals JSON.stringify for tree-shaped kernels', (t) => {
   t.is(kernelJson(kernel), JSON.stringify(kernel));
 });
 
+test('kernelJson tells NaN, ±Infinity and -0 literals apart (they are part of cache keys)', (t) => {
+  const withLiteral = (value: number): Kernel => ({
+    kind: 'elementwise',
+    inputs: [{ dtype: 'float32', access: 'contiguous' }],
+    outputs: [{ dtype: 'float32', expr: { op: 'binary', name: 'max', x: { op: 'input', index: 0, dtype: 'float32' }, y: { op: 'literal', value, dtype: 'float32' }, dtype: 'float32' } }],
+  });
+  const keys = [NaN, Infinity, -Infinity, 0, -0].map((v) => kernelJson(withLiteral(v)));
+  t.is(new Set(keys).size, 5);
+  // and eager ops with such literals run the right kernels
+  const x = jax.numpy.array([1, -2], { dtype: 'float32' });
+  t.deepEqual([...jax.numpy.maximum(x, -Infinity).dataSync()], [1, -2]);
+  t.true(Number.isNaN(jax.numpy.maximum(x, NaN).dataSync()[0]!));
+});
+
 
 test('random programs: jit equals eager bit for bit (float32 and float16)', (t) => {
   let state = 12345;

@@ -182,3 +182,26 @@ test('while loops alternate their carry buffers and copy once at the end', (t) =
     t.deepEqual([...v.dataSync()], expected);
   }
 });
+
+test('JAXON_DUMP_DIR receives every cross-lowered CUDA kernel as NAME.cu; kernels() lists name, source and launch shape', async (t) => {
+  const { mkdtempSync, readdirSync, readFileSync } = await import('node:fs');
+  const os = await import('node:os');
+  const path = await import('node:path');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'jaxon-dump-'));
+  const before = process.env.JAXON_DUMP_DIR;
+  process.env.JAXON_DUMP_DIR = dir;
+  try {
+    const f = (x: jax.Array) => jax.nn.softmax(jnp.multiply(x, 3), { axis: -1 });
+    const kernels = jax.jit(f).lower(sds([64, 1000]), { platform: 'cuda' }).compile().kernels();
+    t.is(kernels.length, 2, 'row softmax: 2 kernels');
+    const files = readdirSync(dir).filter((n) => n.endsWith('.cu'));
+    for (const k of kernels) {
+      t.true(files.includes(`${k.name}.cu`), k.name);
+      t.is(readFileSync(path.join(dir, `${k.name}.cu`), 'utf8'), k.source);
+      t.true(k.block![0] * k.block![1] * k.block![2] <= 1024);
+    }
+  } finally {
+    if (before === undefined) delete process.env.JAXON_DUMP_DIR;
+    else process.env.JAXON_DUMP_DIR = before;
+  }
+});

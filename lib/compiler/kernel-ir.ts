@@ -264,13 +264,16 @@ export function kernelName(k: Kernel): string {
 
 /**
  * JSON of a kernel for cache keys and source headers. Equals JSON.stringify
- * for tree-shaped exprs; a node shared by several parents (fused kernels are
+ * for tree-shaped exprs of finite numbers (NaN, ±Infinity and -0 are written
+ * as {"$number": "NaN"} etc.); a node shared by several parents (fused kernels are
  * DAGs) is written once and later referenced as {"$ref": n}, so the text stays
  * linear in the DAG's size instead of exponential.
  */
 export function kernelJson(kernel: Kernel): string {
   const seen = new Map<object, number>();
   return JSON.stringify(kernel, function (this: unknown, _key: string, value: unknown) {
+    // JSON writes NaN and ±Infinity as null and -0 as 0; kernels differing only there must not share a key
+    if (typeof value === 'number' && (!Number.isFinite(value) || Object.is(value, -0))) return { $number: Object.is(value, -0) ? '-0' : String(value) };
     if (value === null || typeof value !== 'object' || globalThis.Array.isArray(value)) return value;
     const known = seen.get(value);
     if (known !== undefined) return { $ref: known };

@@ -6,6 +6,8 @@
 // the same for both targets except alignment, so memoryAnalysis() is what a
 // run allocates; the kernels are rendered as CUDA C++ (render/cuda.ts),
 // which nvcc or NVRTC compiles. A Compiled for 'cpu' also runs.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { Array } from '../core/array.js';
 import { ValueError, show } from '../core/errors.js';
 import type { ShapedArray } from '../core/primitives.js';
@@ -200,6 +202,7 @@ function cudaKernels(plan: ProgramPlan, argAlign?: readonly number[], outAlign?:
   plan.program.steps.forEach((s, k) => {
     if (s.kind === 'launch') {
       const r = renderCuda(s.kernel, s.params, { name: kernelName(s.kernel).slice(0, 120), alignments: s.buffers.map(alignOf) });
+      dumpCuda(r.name, r.source);
       out.push({ name: r.name, label: s.label, source: r.source, grid: r.grid, block: r.block, sharedMemBytes: r.sharedMemBytes });
       return;
     }
@@ -219,4 +222,12 @@ function cudaKernels(plan: ProgramPlan, argAlign?: readonly number[], outAlign?:
     }
   });
   return out;
+}
+
+/** JAXON_DUMP_DIR: every cross-lowered CUDA kernel is written there as NAME.cu, as the CPU and NVRTC caches do for the kernels they build. */
+function dumpCuda(name: string, source: string): void {
+  const dir = process.env.JAXON_DUMP_DIR;
+  if (!dir || !dir.trim()) return;
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, `${name}.cu`), source);
 }

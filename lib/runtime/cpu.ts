@@ -3,7 +3,7 @@
 // Compiled kernels are looked up by their IR, so a kernel is rendered and
 // compiled once per process (and once per machine, through the disk cache).
 import type { Kernel } from '../compiler/kernel-ir.js';
-import { kernelName } from '../compiler/kernel-ir.js';
+import { kernelJson, kernelName } from '../compiler/kernel-ir.js';
 import type { BufferRef, Plan } from '../compiler/lower.js';
 import { renderC } from '../compiler/render/c.js';
 import { itemsize } from '../core/dtype.js';
@@ -23,7 +23,7 @@ const kernels = new Map<string, CpuKernel>();
 
 /** The compiled kernel for an IR, compiling it on first use. */
 export function cpuKernel(kernel: Kernel): CpuKernel {
-  const key = JSON.stringify(kernel);
+  const key = kernelJson(kernel);
   let compiled = kernels.get(key);
   if (!compiled) {
     const name = kernelName(kernel).slice(0, 160);

@@ -101,7 +101,7 @@ export function environmentInfo(): { platform: string; cuda: string; node: strin
   try {
     const probe = native().cudaProbe();
     cuda = probe.available
-      ? `${probe.reason}; the CUDA backend is not built yet, running on the CPU`
+      ? `${probe.reason}; the CUDA backend (runtime/cuda.ts) is not the default device yet, running on the CPU`
       : `running on the CPU because ${probe.reason}`;
   } catch (error) {
     cuda = `running on the CPU because the native addon failed to load: ${(error as Error).message}`;
