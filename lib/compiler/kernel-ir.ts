@@ -281,3 +281,28 @@ export function kernelJson(kernel: Kernel): string {
     return value;
   });
 }
+
+/** The non-trivial nodes of `exprs` that read no input but `result` (renderers compute them once per output element of a reduction). */
+export function resultOnlyNodes(exprs: readonly Expr[], result: number): Expr[] {
+  const known = new Map<Expr, boolean>();
+  const out: Expr[] = [];
+  const visit = (e: Expr): boolean => {
+    const seen = known.get(e);
+    if (seen !== undefined) return seen;
+    let only: boolean;
+    switch (e.op) {
+      case 'input': only = e.index === result; break;
+      case 'literal': only = true; break;
+      case 'iota': only = false; break;
+      case 'unary': case 'convert': only = visit(e.x); break;
+      case 'binary': case 'compare': only = [visit(e.x), visit(e.y)].every(Boolean); break;
+      case 'select': only = [visit(e.predicate), ...e.cases.map(visit)].every(Boolean); break;
+      case 'clamp': only = [visit(e.lo), visit(e.x), visit(e.hi)].every(Boolean); break;
+    }
+    known.set(e, only);
+    if (only && e.op !== 'literal' && e.op !== 'input') out.push(e);
+    return only;
+  };
+  exprs.forEach(visit);
+  return out;
+}

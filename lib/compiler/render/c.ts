@@ -3,7 +3,7 @@
 // more than JX_PARALLEL_THRESHOLD elements run under OpenMP. Parameter layouts
 // are documented on each kernel type in ../kernel-ir.ts.
 import { type DType, isFloating, isUnsigned } from '../../core/dtype.js';
-import { kernelJson, kernelName } from '../kernel-ir.js';
+import { kernelJson, kernelName, resultOnlyNodes } from '../kernel-ir.js';
 import type {
   ConcatenateKernel, CumulativeKernel, DotKernel, DynamicSliceKernel, DynamicUpdateSliceKernel, ElementwiseKernel,
   Expr, FusedReduce, GatherKernel, Kernel, PadKernel, ReduceKernel, ScatterKernel,
@@ -278,30 +278,6 @@ ${indent(body, 4)}
 }`;
 }
 
-/** The nodes of `exprs` that read no input but the result (index `result`): the same for every element of one output. */
-function resultOnlyNodes(exprs: Expr[], result: number): Expr[] {
-  const known = new Map<Expr, boolean>();
-  const out: Expr[] = [];
-  const visit = (e: Expr): boolean => {
-    const seen = known.get(e);
-    if (seen !== undefined) return seen;
-    let only: boolean;
-    switch (e.op) {
-      case 'input': only = e.index === result; break;
-      case 'literal': only = true; break;
-      case 'iota': only = false; break;
-      case 'unary': case 'convert': only = visit(e.x); break;
-      case 'binary': case 'compare': only = [visit(e.x), visit(e.y)].every(Boolean); break;
-      case 'select': only = [visit(e.predicate), ...e.cases.map(visit)].every(Boolean); break;
-      case 'clamp': only = [visit(e.lo), visit(e.x), visit(e.hi)].every(Boolean); break;
-    }
-    known.set(e, only);
-    if (only && e.op !== 'literal' && e.op !== 'input') out.push(e);
-    return only;
-  };
-  exprs.forEach(visit);
-  return out;
-}
 
 /** A reduction with a prologue (the reduced value), side outputs, output-space epilogue and final outputs; layout in kernel-ir.ts FusedReduce. */
 function fusedReduce(k: ReduceKernel, f: FusedReduce, name: string): string {

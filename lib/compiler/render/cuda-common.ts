@@ -52,16 +52,6 @@ export function viewReach(shape: readonly number[], strides: readonly number[], 
   return reach;
 }
 
-/** Row-major strides of a shape. */
-export function rowMajor(shape: readonly number[]): number[] {
-  const strides = new Array<number>(shape.length);
-  let s = 1;
-  for (let i = shape.length - 1; i >= 0; i--) {
-    strides[i] = s;
-    s *= shape[i]!;
-  }
-  return strides;
-}
 
 export const product = (xs: readonly number[]): number => xs.reduce((a, b) => a * b, 1);
 

@@ -10,9 +10,10 @@ import type {
   ConcatenateKernel, CumulativeKernel, DynamicSliceKernel, DynamicUpdateSliceKernel, GatherKernel, PadKernel, ScatterKernel,
 } from '../kernel-ir.js';
 import {
-  BLOCK, type BufferArg, type RenderedKernel, SM_COUNT, dotStrides, gridStride, indent, indexType, int, product, rowMajor,
+  BLOCK, type BufferArg, type RenderedKernel, SM_COUNT, dotStrides, gridStride, indent, indexType, int, product,
   strideGrid, unravel,
 } from './cuda-common.js';
+import { stridesOf } from '../../core/shape.js';
 import { computeType, literal, loadValue, storageType, storeValue } from './cuda-expr.js';
 import { ParamReader } from './cuda-params.js';
 
@@ -73,7 +74,7 @@ export function pad(k: PadKernel, params: readonly number[]): RenderedKernel {
   r.done();
   const t = storageType(k.dtype);
   const n = product(outShape);
-  const inStrides = rowMajor(inShape);
+  const inStrides = stridesOf(inShape);
   const idx = indexType([n, product(inShape), ...lo, ...interior.map((x, d) => (x + 1) * (inShape[d]! + 1))]);
   const checks = outShape.flatMap((_, d) => {
     const step = interior[d]! + 1;
@@ -143,7 +144,7 @@ export function dynamicSlice(k: DynamicSliceKernel, params: readonly number[]): 
   r.done();
   const n = product(size);
   const idx = indexType([product(shape), n]);
-  const strides = rowMajor(shape);
+  const strides = stridesOf(shape);
   const coords = coordNames('c', rank).map((c, d) => `(${c} + start${d})`);
   return overElements(n, idx, [
     { name: 'out', dtype: k.dtype, output: true },
@@ -164,7 +165,7 @@ export function dynamicUpdateSlice(k: DynamicUpdateSliceKernel, params: readonly
   const total = product(shape);
   const n = product(size);
   const idx = indexType([total, n]);
-  const strides = rowMajor(shape);
+  const strides = stridesOf(shape);
   const window = coordNames('c', rank).map((c, d) => `${c} >= start${d} && ${c} < start${d} + ${int(size[d]!)}`);
   const dst = coordNames('u', rank).map((c, d) => `(${c} + start${d})`);
   // the copy skips the window and the update writes only the window, so the two loops never touch one element twice
@@ -210,8 +211,8 @@ export function gather(k: GatherKernel, params: readonly number[]): RenderedKern
   const n = product(outShape);
   const batchShape = new Array<number>(batchRank).fill(1);
   outToBatch.forEach((b, d) => { if (b >= 0) batchShape[b] = outShape[d]!; });
-  const batchStrides = rowMajor(batchShape);
-  const opStrides = rowMajor(opShape);
+  const batchStrides = stridesOf(batchShape);
+  const opStrides = stridesOf(opShape);
   const nBatch = product(batchShape);
   const idx = indexType([n, product(opShape), nBatch * vec]);
   const cs = coordNames('c', outRank);
@@ -287,8 +288,8 @@ export function scatter(k: ScatterKernel, params: readonly number[], name: strin
   const nBatch = product(batchShape);
   const windowShape = windowDims.map((d) => upShape[d]!);
   const nWindow = product(windowShape);
-  const upStrides = rowMajor(upShape);
-  const opStrides = rowMajor(opShape);
+  const upStrides = stridesOf(upShape);
+  const opStrides = stridesOf(opShape);
   const idx = indexType([nOperand, nUpdate, nBatch * vec]);
   const grid = Math.max(1, Math.min(Math.ceil(nOperand / (SCATTER_THREADS * 4)), SM_COUNT * 2));
   const multiBlock = grid > 1 && nUpdate > 0;
@@ -342,7 +343,7 @@ export function scatter(k: ScatterKernel, params: readonly number[], name: strin
             ...unravel('jx_index', 'u0', upShape, 'uc'),
             ...bs.map((b, a) => `const jx_index ${b} = uc${batchDims[a]};`),
             ...ws.map((w, a) => `const jx_index ${w} = uc${windowDims[a]};`),
-            `const jx_index b = ${dotStrides(bs, rowMajor(batchShape))};`,
+            `const jx_index b = ${dotStrides(bs, stridesOf(batchShape))};`,
             ...apply,
           ], 2),
           '}',

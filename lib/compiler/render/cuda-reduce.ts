@@ -15,7 +15,8 @@ import {
   BLOCK, type BufferArg, type RenderedKernel, SM_COUNT, TARGET_BLOCKS, dotStrides, gridStride, indent, indexType, int,
   strideGrid, unravel, viewReach,
 } from './cuda-common.js';
-import { CudaExprRenderer, computeType, literal, loadValue, resultOnlyNodes, storeValue } from './cuda-expr.js';
+import { CudaExprRenderer, computeType, literal, loadValue, storeValue } from './cuda-expr.js';
+import { resultOnlyNodes } from '../kernel-ir.js';
 import { ParamReader } from './cuda-params.js';
 
 interface View {
