@@ -1,8 +1,8 @@
-// `npm start`: a small, real demo on the default device until the
-// host-offloading tutorial lands. It fits a linear model y = X w + b by
-// gradient descent with hand-written gradients (autodiff arrives with the
-// transformations issue), printing the loss as it falls, then shows dtype
-// promotion, bfloat16 and NumPy-style printing.
+// `npm run demo`: a small, real demo on the default device (`npm start` runs
+// the host-offloading tutorial, examples/host-offloading.ts). It fits a
+// linear model y = X w + b by gradient descent with hand-written gradients
+// (autodiff arrives with the transformations issue), printing the loss as it
+// falls, then shows dtype promotion, bfloat16 and NumPy-style printing.
 import * as jax from '../lib/index.js';
 
 const jnp = jax.numpy;

@@ -245,7 +245,12 @@ export function describePlan(plan: ProgramPlan, indent = ''): string {
   const lines: string[] = [];
   plan.program.steps.forEach((s, k) => {
     if (s.kind === 'launch') lines.push(`${indent}${k}: ${kernelName(s.kernel).slice(0, 160)} [${s.label}] (${s.buffers.map(name).join(', ')})`);
-    else if (s.kind === 'copy') lines.push(`${indent}${k}: copy ${name(s.src)} -> ${name(s.dst)} [${s.label}]`);
+    else if (s.kind === 'copy') {
+      // the transfer's stream and window (schedule.ts): it may start after step `start` and is waited on before step `wait`
+      const t = plan.transfers.find((x) => x.step === k)!;
+      const window = t.stream === 'compute' ? '' : ` {${t.stream}: start after ${t.start < 0 ? 'entry' : t.start}, wait before ${t.wait === plan.program.steps.length ? 'exit' : t.wait}}`;
+      lines.push(`${indent}${k}: copy ${name(s.src)} -> ${name(s.dst)} [${s.label}]${window}`);
+    }
     else {
       lines.push(`${indent}${k}: ${s.eqn.primitive} (${s.inputs.map(name).join(', ')}) -> (${s.outputs.map(name).join(', ')})`);
       const layout = plan.calls.get(k)!;

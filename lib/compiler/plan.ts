@@ -1,22 +1,29 @@
 // Scheduling and buffer assignment (after XLA's BufferAssignment and heap
-// simulator): a fused Program (fuse.ts) runs its steps in order; every
-// intermediate buffer is live from the step that writes it to the last step
-// that reads it, and all intermediates of one memory kind are packed into one
-// arena at fixed, aligned offsets, reusing the space of dead buffers (greedy
-// by size: the largest buffer first, each at the lowest offset that overlaps
-// no buffer live at the same time). Outputs get their own allocations (they
-// outlive the call), or the storage of a donated argument of the same dtype,
-// size and memory kind whose last read comes before the output's first write.
-// Control flow (scan / while / cond) runs nested plans of its jaxprs; a call
-// step reserves scratch (the nested arenas and the loop's second carry
-// buffers) in its caller's arena for the duration of the step. The plan is
+// simulator): a fused Program (fuse.ts) runs its steps in fusion's order or
+// in a memory-aware order (schedule.ts: host-to-device copies just before
+// their readers, device-to-host copies just after their producers), the one
+// that needs less memory; every intermediate buffer is live from the step
+// that writes it to the last step that reads it, and all intermediates of one
+// memory kind are packed into one arena at fixed, aligned offsets, reusing
+// the space of dead buffers (greedy by size: the largest buffer first, each
+// at the lowest offset that overlaps no buffer live at the same time). A
+// kernel's output may take over the space of an operand that dies there when
+// the kernel reads that operand only at the element it writes (XLA's buffer
+// sharing). Outputs get their own allocations (they outlive the call), or
+// the storage of a donated argument of the same dtype, size and memory kind
+// that is dead, or read only at the element being written, when the output
+// is written. Control flow (scan / while / cond) runs nested plans of its
+// jaxprs; a call step reserves scratch (the nested arenas and the loop's
+// second carry buffers) in its caller's arena for the duration of the step.
+// Copy steps get their transfer stream and window (schedule.ts). The plan is
 // target-independent apart from alignment: the CPU runner (executable.ts)
 // and cross-lowering for CUDA (stages.ts) use the same plan, so
 // memoryAnalysis() is what a run allocates.
 import { itemsize } from '../core/dtype.js';
 import type { MemoryKind, PrimitiveParams } from '../core/primitives.js';
-import type { ClosedJaxpr, Jaxpr } from '../trace/jaxpr.js';
+import type { ClosedJaxpr, Jaxpr, JaxprEqn } from '../trace/jaxpr.js';
 import { type Program, type ProgramBuffer, type ProgramCall, fuseJaxpr, memoryKindOf } from './fuse.js';
+import { type Region, type Transfer, launchOutputCount, memoryAwareOrders, reorderSteps, stepBuffers, transferBounds } from './schedule.js';
 
 export const MEMORY_KINDS_ORDER: readonly MemoryKind[] = ['device', 'pinned_host'];
 
@@ -91,28 +98,6 @@ export function packIntervals(intervals: readonly Interval[], alignment: number)
   return { offsets, size: size ? align(size, alignment) : 0 };
 }
 
-/** The buffers a step reads and writes. */
-function stepBuffers(step: Program['steps'][number]): { reads: number[]; writes: number[] } {
-  switch (step.kind) {
-    case 'launch': {
-      const nOut = launchOutputCount(step.kernel, step.buffers.length);
-      return { writes: step.buffers.slice(0, nOut), reads: step.buffers.slice(nOut) };
-    }
-    case 'call': return { reads: step.inputs, writes: step.outputs };
-    case 'copy': return { reads: [step.src], writes: [step.dst] };
-  }
-}
-
-/** How many of a launch's buffers (outputs first, as kernel-ir.ts orders them) it writes. */
-function launchOutputCount(kernel: import('./kernel-ir.js').Kernel, total: number): number {
-  switch (kernel.kind) {
-    case 'elementwise': return kernel.outputs.length;
-    case 'reduce': return kernel.fused ? kernel.fused.outputs.length + kernel.fused.sideOutputs.length + (kernel.fused.finalOutputs?.length ?? 0) : 1;
-    case 'dot': return kernel.epilogue ? kernel.epilogue.outputs.length : 1;
-    default: return Math.min(1, total);
-  }
-}
-
 export class ProgramPlan {
   readonly placements: Placement[];
   /** arena bytes per memory kind */
@@ -123,15 +108,21 @@ export class ProgramPlan {
   readonly outputSlots: number[];
   /** output slot → its program buffer */
   readonly slotBuffers: number[];
+  /** the copy steps on their streams, with the steps they may start after and must finish before (schedule.ts) */
+  readonly transfers: Transfer[];
+  /** output buffer → the input buffer whose arena space it takes over at the step that writes it (in place) */
+  readonly inPlace = new Map<number, number>();
   readonly #consumed = new Set<number>();
 
   constructor(
     readonly program: Program,
     readonly consts: readonly unknown[],
     readonly options: PlanOptions,
+    /** nested plans already made for control-flow equations (another order of the same program shares them) */
+    nested: Map<JaxprEqn, CallPlans> = new Map(),
   ) {
     const { buffers, steps } = program;
-    for (const [i, step] of steps.entries()) if (step.kind === 'call') this.calls.set(i, callLayout(step, options.alignment));
+    for (const [i, step] of steps.entries()) if (step.kind === 'call') this.calls.set(i, callLayout(step, options.alignment, nested));
 
     // outputs: one slot per distinct value/temp buffer
     this.outputSlots = [];
@@ -177,32 +168,75 @@ export class ProgramPlan {
       return { place: 'arena', kind: b.memoryKind, offset: -1 };
     });
 
-    // donation: an output takes a donated argument's storage when the argument is dead before the output is written
+    // donation: as in JAX, outputs take the donated arguments of their dtype, size and memory kind in order; then
+    // each output is written into the storage of one of those arguments that is dead (or read only at the element
+    // being written) when the output is written, else it is allocated and the argument is just consumed
     if (options.donated?.size) {
+      const sameType = (a: ProgramBuffer, o: ProgramBuffer) => a.dtype === o.dtype && a.size === o.size && a.memoryKind === o.memoryKind;
       const taken = new Set<number>();
+      const matched: [slot: number, id: number][] = [];
       this.slotBuffers.forEach((id, slot) => {
         const out = buffers[id]!;
-        const write = firstWrite.get(id) ?? -1;
         for (const [argId, arg] of buffers.entries()) {
-          if (arg.kind !== 'argument' || !options.donated!.has(arg.index!) || taken.has(argId)) continue;
-          if (arg.dtype !== out.dtype || arg.size !== out.size || arg.memoryKind !== out.memoryKind) continue;
-          const lastRead = last.get(argId) ?? -1;
+          if (arg.kind !== 'argument' || !options.donated!.has(arg.index!) || taken.has(argId) || !sameType(arg, out)) continue;
           if (program.outputs.some((o) => 'buffer' in o && o.buffer === argId)) continue;
-          // as in XLA, a matching output uses the donation; it is written in place when that is safe, else allocated
           taken.add(argId);
           this.#consumed.add(arg.index!);
-          if (lastRead < write || (lastRead === write && inPlaceSafe(program, write, argId, id))) this.placements[id] = { place: 'donated', output: slot, argument: arg.index! };
+          matched.push([slot, id]);
           break;
         }
       });
+      for (const [slot, id] of matched) {
+        const write = firstWrite.get(id) ?? -1;
+        const usable = [...taken].find((argId) => {
+          if (!sameType(buffers[argId]!, buffers[id]!)) return false;
+          const lastRead = last.get(argId) ?? -1;
+          return lastRead < write || (lastRead === write && inPlaceSafe(program, write, argId, id));
+        });
+        if (usable === undefined) continue;
+        taken.delete(usable);
+        this.placements[id] = { place: 'donated', output: slot, argument: buffers[usable]!.index! };
+      }
     }
 
-    // the arena: intermediates plus each call step's scratch
-    const intervals: Interval[] = [];
+    // in place (XLA's buffer sharing with an operand): an intermediate written by a kernel that reads, only at the
+    // element it writes, an intermediate of the same size that dies there takes over that one's space
+    const root = (id: number): number => {
+      let r = id;
+      while (this.inPlace.has(r)) r = this.inPlace.get(r)!;
+      return r;
+    };
+    const given = new Set<number>();
+    steps.forEach((s, k) => {
+      if (s.kind !== 'launch') return;
+      const { reads, writes } = stepBuffers(s);
+      for (const o of writes) {
+        const po = this.placements[o]!;
+        if (po.place !== 'arena' || first.get(o) !== k) continue;
+        const donor = [...new Set(reads)].find((b) => {
+          const pb = this.placements[b]!;
+          return pb.place === 'arena' && pb.kind === po.kind && !given.has(b) && !writes.includes(b) && last.get(b) === k && first.get(b)! < k
+            && inPlaceSafe(program, k, b, o);
+        });
+        if (donor === undefined) continue;
+        given.add(donor);
+        this.inPlace.set(o, donor);
+      }
+    });
+
+    // the arena: intermediates (one interval per group sharing space) plus each call step's scratch
+    const groups = new Map<number, Interval>();
     this.placements.forEach((p, id) => {
       if (p.place !== 'arena' || !first.has(id)) return;
-      intervals.push({ id, kind: p.kind, bytes: bufferBytes(buffers[id]!), first: first.get(id)!, last: last.get(id)! });
+      const r = root(id);
+      const g = groups.get(r);
+      if (!g) groups.set(r, { id: r, kind: p.kind, bytes: bufferBytes(buffers[id]!), first: first.get(id)!, last: last.get(id)! });
+      else {
+        g.first = Math.min(g.first, first.get(id)!);
+        g.last = Math.max(g.last, last.get(id)!);
+      }
     });
+    const intervals: Interval[] = [...groups.values()];
     const scratchIds = new Map<number, number>();
     for (const [k, layout] of this.calls) {
       for (const kind of MEMORY_KINDS_ORDER) {
@@ -221,6 +255,20 @@ export class ProgramPlan {
         else this.calls.get(scratchIds.get(id)!)!.scratchOffset[kind] = offset;
       }
     }
+    this.placements.forEach((p, id) => {
+      if (p.place === 'arena' && this.inPlace.has(id)) p.offset = (this.placements[root(id)] as { offset: number }).offset;
+    });
+
+    const regionOf = (id: number): Region => {
+      const p = this.placements[id]!;
+      return p.place === 'arena' ? { kind: p.kind, offset: p.offset, bytes: bufferBytes(buffers[id]!) } : null;
+    };
+    const scratchOf = (k: number): Region[] => {
+      const layout = this.calls.get(k);
+      if (!layout) return [];
+      return MEMORY_KINDS_ORDER.filter((kind) => layout.scratch[kind] > 0).map((kind) => ({ kind, offset: layout.scratchOffset[kind], bytes: layout.scratch[kind] }));
+    };
+    this.transfers = transferBounds(program, regionOf, scratchOf, first, last);
   }
 
   /**
@@ -271,50 +319,120 @@ export function nestedPlans(plans: CallPlans): ProgramPlan[] {
   }
 }
 
-/** Whether a launch may write output buffer `out` over argument buffer `arg` it also reads (same element order). */
+/**
+ * Whether a launch may write output buffer `out` over buffer `arg` it also
+ * reads: every read of `arg` is at the element being written, by the thread
+ * writing it, before it writes (the renderers load a kernel's inputs before
+ * storing its outputs). Elementwise kernels reading it contiguously (a
+ * one-element buffer read as a scalar too); a dot's epilogue reading it
+ * through the product's own [B, M, N] view (never the dot's operands); a
+ * fused reduction's side or final output whose views of it are that output's
+ * own view (side outputs are written as the first pass reads, final outputs
+ * as the second pass reads, after the first pass for that output element).
+ */
 function inPlaceSafe(program: Program, step: number, arg: number, out: number): boolean {
   const s = program.steps[step]!;
-  if (s.kind !== 'launch' || s.kernel.kind !== 'elementwise') return false;
-  const nOut = s.kernel.outputs.length;
+  if (s.kind !== 'launch') return false;
+  const a = program.buffers[arg]!;
+  const o = program.buffers[out]!;
+  if (a.size !== o.size || itemsize(a.dtype) !== itemsize(o.dtype)) return false;
+  const kernel = s.kernel;
+  const nOut = launchOutputCount(kernel, s.buffers.length);
   const outIndex = s.buffers.indexOf(out);
-  if (outIndex < 0 || outIndex >= nOut) return false;
-  // every read of the argument is at the element being written (a one-element buffer read as a scalar is too)
-  const single = program.buffers[out]!.size === 1;
-  return s.buffers.every((b, i) => {
-    if (i < nOut || b !== arg || s.kernel.kind !== 'elementwise') return true;
-    const access = s.kernel.inputs[i - nOut]!.access;
-    return access === 'contiguous' || (single && access === 'scalar');
-  });
+  if (outIndex < 0 || outIndex >= nOut || s.buffers.slice(0, nOut).includes(arg)) return false;
+  const readsAt = s.buffers.map((b, i) => (i >= nOut && b === arg ? i - nOut : -1)).filter((i) => i >= 0);
+  switch (kernel.kind) {
+    case 'elementwise': {
+      const single = o.size === 1;
+      return readsAt.every((i) => {
+        const access = kernel.inputs[i]!.access;
+        return access === 'contiguous' || (single && access === 'scalar');
+      });
+    }
+    case 'dot': {
+      if (!kernel.epilogue) return false;
+      const [B, M, N] = s.params as [number, number, number];
+      return readsAt.every((i) => {
+        if (i < 2) return false;
+        const [sb, sm, sn] = s.params.slice(10 + 3 * (i - 2), 13 + 3 * (i - 2)) as [number, number, number];
+        return (N === 1 || sn === 1) && (M === 1 || sm === N) && (B === 1 || sb === M * N);
+      });
+    }
+    case 'reduce': {
+      // a side output is written in the first pass where that pass reads its inputs, a final output in the second
+      // pass; a side output may not overwrite what the second pass still reads
+      const f = kernel.fused;
+      if (!f) return false;
+      const nFinal = f.finalOutputs?.length ?? 0;
+      const sideIndex = outIndex - f.outputs.length;
+      const finalIndex = sideIndex - f.sideOutputs.length;
+      if (sideIndex < 0 || (finalIndex < 0 && nFinal > 0)) return false;
+      const outerRank = s.params[2]!;
+      const innerRank = s.params[3 + outerRank]!;
+      const width = outerRank + innerRank;
+      const base = 4 + outerRank + innerRank;
+      const view = (v: number) => s.params.slice(base + v * width, base + (v + 1) * width).join(',');
+      const own = view(f.inputs.length + sideIndex);
+      return readsAt.every((i) => view(i) === own);
+    }
+    default: return false;
+  }
 }
 
-/** Plans a closed jaxpr (its consts are the plan's constants). */
+/**
+ * Plans a closed jaxpr (its consts are the plan's constants): fusion's step
+ * order, or the memory-aware order (schedule.ts) where that needs less memory
+ * (device first: arena plus outputs not written into donated arguments; then
+ * the pinned-host arena).
+ */
 export function planJaxpr(jaxpr: Jaxpr, consts: readonly unknown[], options: PlanOptions): ProgramPlan {
-  return new ProgramPlan(fuseJaxpr(jaxpr), consts, options);
+  const program = fuseJaxpr(jaxpr);
+  const nested = new Map<JaxprEqn, CallPlans>();
+  const plan = new ProgramPlan(program, consts, options, nested);
+  const orders = memoryAwareOrders(program, (id) => plan.placements[id]!.place === 'arena');
+  const footprint = (p: ProgramPlan) => {
+    const { output, alias } = p.outputBytes();
+    return [p.arena.device + output.device - alias.device, p.arena.pinned_host];
+  };
+  let best = plan;
+  let bestFootprint = footprint(plan);
+  for (const order of orders) {
+    if (order.every((k, i) => k === i)) continue;
+    const scheduled = new ProgramPlan(reorderSteps(program, order), consts, options, nested);
+    const f = footprint(scheduled);
+    if (f[0]! < bestFootprint[0]! || (f[0] === bestFootprint[0] && f[1]! < bestFootprint[1]!)) {
+      best = scheduled;
+      bestFootprint = f;
+    }
+  }
+  return best;
 }
 
 const nestedPlan = (closed: ClosedJaxpr, alignment: number) => planJaxpr(closed.jaxpr, closed.consts, { alignment });
 
-function callLayout(step: ProgramCall, alignment: number): CallLayout {
+function callLayout(step: ProgramCall, alignment: number, nested: Map<JaxprEqn, CallPlans>): CallLayout {
   const e = step.eqn;
+  const made = nested.get(e);
   let plans: CallPlans;
   let carries: { bytes: number; kind: MemoryKind }[] = [];
   let predicate = false;
   const avalBytes = (a: { shape: readonly number[]; dtype: import('../core/dtype.js').DType }) => a.shape.reduce((x, d) => x * d, 1) * itemsize(a.dtype);
   if (e.primitive === 'scan') {
     const p = e.params as PrimitiveParams['scan'];
-    plans = { primitive: 'scan', body: nestedPlan(p.jaxpr, alignment) };
+    plans = made ?? { primitive: 'scan', body: nestedPlan(p.jaxpr, alignment) };
     carries = e.outVars.slice(0, p.numCarry).map((v) => ({ bytes: avalBytes(v.aval), kind: memoryKindOf(v.aval) }));
   } else if (e.primitive === 'while') {
     const p = e.params as PrimitiveParams['while'];
-    plans = { primitive: 'while', cond: nestedPlan(p.condJaxpr, alignment), body: nestedPlan(p.bodyJaxpr, alignment) };
+    plans = made ?? { primitive: 'while', cond: nestedPlan(p.condJaxpr, alignment), body: nestedPlan(p.bodyJaxpr, alignment) };
     carries = e.outVars.map((v) => ({ bytes: avalBytes(v.aval), kind: memoryKindOf(v.aval) }));
     predicate = true;
   } else if (e.primitive === 'cond') {
     const p = e.params as PrimitiveParams['cond'];
-    plans = { primitive: 'cond', branches: p.branches.map((b) => nestedPlan(b, alignment)) };
+    plans = made ?? { primitive: 'cond', branches: p.branches.map((b) => nestedPlan(b, alignment)) };
   } else {
     throw new Error(`plan: internal error: ${e.primitive} is not control flow`);
   }
+  nested.set(e, plans);
   const scratch = zeroBytes();
   const carryOffsets = carries.map((c) => {
     const offset = scratch[c.kind];
