@@ -3,6 +3,7 @@
 // floats compute in float, everything else in its own C type.
 import { type DType, isFloating, isHalf, isUnsigned, integerRange } from '../../core/dtype.js';
 import type { Expr } from '../kernel-ir.js';
+import { COMPARE_OPS, clampExpr, selectExpr } from './expr-common.js';
 
 const STORAGE: Record<DType, string> = {
   bool: 'uint8_t', int8: 'int8_t', int16: 'int16_t', int32: 'int32_t', uint8: 'uint8_t', uint16: 'uint16_t',
@@ -100,29 +101,9 @@ export class ExprRenderer {
       case 'convert': return convert(this.render(e.x), e.x.dtype, e.dtype);
       case 'unary': return unary(e.name, this.render(e.x), e.dtype, e.param ?? []);
       case 'binary': return binary(e.name, this.render(e.x), this.render(e.y), e.dtype);
-      case 'compare': {
-        const op = { eq: '==', ne: '!=', lt: '<', le: '<=', gt: '>', ge: '>=' }[e.name];
-        return `(uint8_t)(${this.render(e.x)} ${op} ${this.render(e.y)})`;
-      }
-      case 'select': {
-        const p = this.render(e.predicate);
-        const cases = e.cases.map((c) => this.render(c));
-        if (cases.length === 1) return cases[0]!;
-        if (e.predicate.dtype === 'bool') return `(${p} ? ${cases[1]} : ${cases[0]})`;
-        // out-of-range predicates clamp to the first or last case, as the reference interpreter defines
-        let out = cases[cases.length - 1]!;
-        for (let i = cases.length - 2; i >= 0; i--) out = `(${p} ${i === 0 ? '<=' : '=='} ${i} ? ${cases[i]} : ${out})`;
-        return out;
-      }
-      case 'clamp': {
-        const [lo, x, hi] = [this.render(e.lo), this.render(e.x), this.render(e.hi)];
-        if (isFloating(e.dtype)) {
-          const s = e.dtype === 'float64' ? 'd' : 'f';
-          return `jx_min${s}(jx_max${s}(${x}, ${lo}), ${hi})`;
-        }
-        // min(max(x, lo), hi), so hi wins when lo > hi (XLA's clamp)
-        return `(${x} > ${hi} || ${lo} > ${hi} ? ${hi} : (${x} < ${lo} ? ${lo} : ${x}))`;
-      }
+      case 'compare': return `(uint8_t)(${this.render(e.x)} ${COMPARE_OPS[e.name]} ${this.render(e.y)})`;
+      case 'select': return selectExpr(this.render(e.predicate), e.predicate.dtype, e.cases.map((c) => this.render(c)));
+      case 'clamp': return clampExpr(this.render(e.lo), this.render(e.x), this.render(e.hi), e.dtype);
     }
   }
 }
