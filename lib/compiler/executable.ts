@@ -374,6 +374,6 @@ function callRunner(primitive: string, params: PrimitiveParams['scan'] & Primiti
 }
 
 /** Plans a jaxpr for the CPU and compiles its kernels. */
-export function compileJaxpr(jaxpr: Jaxpr, _backend?: Backend, consts: readonly Array[] = [], donated?: ReadonlySet<number>): Executable {
+export function compileJaxpr(jaxpr: Jaxpr, consts: readonly Array[] = [], donated?: ReadonlySet<number>): Executable {
   return new Executable(planJaxpr(jaxpr, consts, { alignment: CPU_ALIGNMENT, ...(donated ? { donated } : {}) }));
 }

@@ -151,15 +151,14 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
   };
 
   const compiled = (entry: CacheEntry): Executable => {
-    entry.executable ??= compileJaxpr(entry.closed.jaxpr, defaultDevice().backend, entry.closed.consts, entry.donated);
+    entry.executable ??= compileJaxpr(entry.closed.jaxpr, entry.closed.consts, entry.donated);
     return entry.executable;
   };
 
-  const concreteArrays = (arrays: (Array | null)[]): Array[] => arrays as Array[];
-
   const wrapped = ((...args: unknown[]) => {
     const { entry, arrays: maybe, leaves, donated } = prepare(args);
-    const arrays = concreteArrays(maybe);
+    // a call always passes values (only lower() passes ShapeDtypeStructs)
+    const arrays = maybe as Array[];
     // Tracers among the arguments, or a jit tracing around us: stage the equations into that trace.
     const concrete = findTopMain(arrays) === null;
     const executable = concrete ? compiled(entry) : null;

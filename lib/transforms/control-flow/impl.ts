@@ -25,7 +25,7 @@ function impl<P extends 'scan' | 'while' | 'cond'>(primitive: P) {
     let executable = byAvals.get(key);
     if (!executable) {
       const closed = traceToJaxpr((...xs: Array[]) => bind(primitive as Primitive, xs, params as never), avals);
-      executable = compileJaxpr(closed.jaxpr, defaultDevice().backend, closed.consts);
+      executable = compileJaxpr(closed.jaxpr, closed.consts);
       byAvals.set(key, executable);
     }
     return executable.run(inputs, executable.plan.consts as Array[], defaultDevice().backend);
