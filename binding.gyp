@@ -14,9 +14,52 @@
         "cuda/cuda_runtime.c",
         "cuda/cuda_test_hooks.c"
       ],
-      "cflags": ["-O2", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
-      "libraries": ["-ldl", "-lpthread"],
-      "defines": ["NAPI_VERSION=8"]
+      "cflags": [
+        "-O2",
+        "-std=c11",
+        "-Wall",
+        "-Wextra",
+        "-Wno-unused-parameter"
+      ],
+      "libraries": [
+        "-ldl",
+        "-lpthread"
+      ],
+      "defines": [
+        "NAPI_VERSION=8"
+      ]
+    },
+    {
+      "target_name": "jaxon_cuda_emulator",
+      "type": "loadable_module",
+      "product_prefix": "",
+      "product_extension": "so",
+      "sources": [
+        "cuda/emulator/common.cc",
+        "cuda/emulator/check.cc",
+        "cuda/emulator/driver.cc",
+        "cuda/emulator/executor.cc",
+        "cuda/emulator/fiber.cc",
+        "cuda/emulator/nvrtc.cc"
+      ],
+      "cflags_cc": [
+        "-O2",
+        "-std=c++17",
+        "-Wall",
+        "-Wextra",
+        "-Wno-unused-parameter",
+        "-fvisibility=hidden"
+      ],
+      "cflags_cc!": [
+        "-fno-exceptions",
+        "-fno-rtti",
+        "-std=gnu++17",
+        "-std=gnu++20"
+      ],
+      "libraries": [
+        "-ldl",
+        "-lpthread"
+      ]
     }
   ]
 }

@@ -5,6 +5,10 @@
 // NULL pointer. When CUDA cannot be used the reason is one line, for
 // jax.environmentInfo() and the CPU fallback.
 //
+// With JAXON_CUDA_EMULATOR=1 both are jaxon's emulated GPU
+// (jaxon_cuda_emulator.node beside this addon, see cuda/emulator/) unless
+// JAXON_LIBCUDA / JAXON_LIBNVRTC name other files.
+//
 // Search order. Driver: $JAXON_LIBCUDA (alone, when set), the loader's paths
 // (libcuda.so.1), then the usual driver folders. NVRTC: $JAXON_LIBNVRTC (alone,
 // when set); otherwise, for each major from the driver's CUDA version down to
@@ -94,12 +98,38 @@ static const char *driver_folders[] = {
     "/usr/local/nvidia/lib64",   "/usr/lib/wsl/lib",
 };
 
+/** Whether JAXON_CUDA_EMULATOR asks for the emulated GPU. */
+static int emulator_requested(void) {
+  const char *value = getenv("JAXON_CUDA_EMULATOR");
+  return value && *value && strcmp(value, "0") != 0 && strcmp(value, "false") != 0;
+}
+
+/** The emulated GPU's library: beside this addon (build/Release/jaxon_cuda_emulator.node). */
+static const char *emulator_library(void) {
+  static char path[1100];
+  Dl_info info;
+  if (!path[0] && dladdr((void *)&emulator_library, &info) && info.dli_fname) {
+    const char *slash = strrchr(info.dli_fname, '/');
+    int folder = slash ? (int)(slash - info.dli_fname) : 1;
+    snprintf(path, sizeof path, "%.*s/jaxon_cuda_emulator.node", folder, slash ? info.dli_fname : ".");
+  }
+  return path;
+}
+
+/** $name, or the emulator's library when JAXON_CUDA_EMULATOR asks for it and $name is unset. */
+static const char *library_override(const char *name) {
+  const char *value = getenv(name);
+  if (value && *value) return value;
+  return emulator_requested() ? emulator_library() : NULL;
+}
+
 static void load_driver(void) {
-  const char *override = getenv("JAXON_LIBCUDA");
+  const char *override = library_override("JAXON_LIBCUDA");
   void *lib = NULL;
   char label[1024], first_error[1024] = "";
   if (override && *override) {
-    snprintf(label, sizeof label, "JAXON_LIBCUDA=%.990s", override);
+    if (getenv("JAXON_LIBCUDA") && *getenv("JAXON_LIBCUDA")) snprintf(label, sizeof label, "JAXON_LIBCUDA=%.990s", override);
+    else snprintf(label, sizeof label, "JAXON_CUDA_EMULATOR=1: %.990s", override);
     lib = dlopen(override, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
       snprintf(driver_reason, sizeof driver_reason, "no CUDA driver: %s cannot be loaded: %s", label, dlerror());
@@ -135,6 +165,7 @@ static void load_driver(void) {
   driver_state.has_graphs = resolve(lib, &driver_state, graph_symbols, COUNT(graph_symbols), graph_missing,
                                     sizeof graph_missing) == 0;
   library_path(lib, "cuInit", label, driver_state.library, sizeof driver_state.library);
+  driver_state.emulated = dlsym(lib, "jaxon_emulated_gpu") != NULL;
   jaxon_cu = &driver_state; // for error names from here on
   CUresult result = driver_state.cuInit(0);
   char description[512];
@@ -226,13 +257,14 @@ static int find_nvrtc(int major, char *error, size_t error_size) {
 }
 
 static void load_nvrtc(void) {
-  const char *override = getenv("JAXON_LIBNVRTC");
+  const char *override = library_override("JAXON_LIBNVRTC");
   char error[1200] = "";
   int found = 0;
   if (override && *override) {
     found = try_nvrtc(override, error, sizeof error);
     if (!found) {
-      snprintf(nvrtc_reason, sizeof nvrtc_reason, "no NVRTC: JAXON_LIBNVRTC=%s cannot be used: %s", override, error);
+      snprintf(nvrtc_reason, sizeof nvrtc_reason, "no NVRTC: %s=%s cannot be used: %s",
+               getenv("JAXON_LIBNVRTC") && *getenv("JAXON_LIBNVRTC") ? "JAXON_LIBNVRTC" : "JAXON_CUDA_EMULATOR=1, so", override, error);
       return;
     }
   } else {
@@ -280,14 +312,17 @@ static napi_value cuda_probe(napi_env env, napi_callback_info info) {
   char reason[4200];
   if (!cu) snprintf(reason, sizeof reason, "%s", driver_why);
   else if (!nvrtc) snprintf(reason, sizeof reason, "%s, but %s", driver_why, nvrtc_why);
+  else if (cu->emulated) snprintf(reason, sizeof reason, "jaxon's emulated GPU (JAXON_CUDA_EMULATOR=1; kernels run on the host CPU): %s; %s", driver_why, nvrtc_why);
   else snprintf(reason, sizeof reason, "%s; %s", driver_why, nvrtc_why);
   napi_value result, value, archs;
   JAXON_CHECK(env, napi_create_object(env, &result));
   JAXON_CHECK(env, napi_get_boolean(env, cu && nvrtc, &value));
   JAXON_CHECK(env, napi_set_named_property(env, result, "available", value));
   jaxon_set_string(env, result, "reason", reason);
-  const char *override = getenv("JAXON_LIBCUDA");
+  const char *override = library_override("JAXON_LIBCUDA");
   jaxon_set_string(env, result, "library", cu ? cu->library : override && *override ? override : "libcuda.so.1");
+  JAXON_CHECK(env, napi_get_boolean(env, cu && cu->emulated, &value));
+  JAXON_CHECK(env, napi_set_named_property(env, result, "emulated", value));
   jaxon_set_number(env, result, "driverVersion", cu ? cu->version : 0);
   jaxon_set_number(env, result, "deviceCount", cu ? cu->device_count : 0);
   jaxon_set_string(env, result, "nvrtcLibrary", nvrtc ? nvrtc->library : "");

@@ -29,6 +29,7 @@ typedef struct jaxon_cuda_driver {
   int version;       /* cuDriverGetVersion: 12040 is CUDA 12.4 */
   int device_count;
   char library[1024]; /* the file it came from */
+  int emulated;       /* jaxon's emulated GPU (JAXON_CUDA_EMULATOR=1) */
 } jaxon_cuda_driver;
 
 typedef struct jaxon_nvrtc {

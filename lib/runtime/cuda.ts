@@ -23,7 +23,7 @@ import type {
 } from './cuda-addon.js';
 import { Device } from './device.js';
 import { native } from './native.js';
-import { type CudaImage, type CudaTarget, compileCudaKernel, compileCudaKernelSync, cudaTarget } from './nvrtc-cache.js';
+import { type CudaImage, type CudaTarget, compileCudaKernel, compileCudaKernelSync, cudaTarget, emulatorIdentity } from './nvrtc-cache.js';
 
 /** Whether jaxon can run on a GPU here, and why (not), in one line. */
 export function cudaAvailability(): { available: boolean; reason: string } {
@@ -119,7 +119,8 @@ export class CudaBackend implements Backend {
 
   constructor(readonly info: CudaDeviceInfo) {
     const probe = native().cudaProbe();
-    this.target = cudaTarget(info.computeCapability, probe.nvrtcVersion, probe.nvrtcArchs);
+    const target = cudaTarget(info.computeCapability, probe.nvrtcVersion, probe.nvrtcArchs);
+    this.target = probe.emulated ? { ...target, emulator: emulatorIdentity(probe.library) } : target;
   }
 
   fromHost(bytes: Uint8Array, memoryKind: CudaMemoryKind = 'device'): CudaBuffer {

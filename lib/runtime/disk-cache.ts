@@ -18,20 +18,19 @@ export function kernelCacheDir(): string {
   return path.join(os.homedir(), '.cache', 'jaxon', 'kernels');
 }
 
-/**
- * jaxon's version from its own package.json, found by walking up from this
- * file (dist/lib/runtime when built), so upgrading jaxon invalidates old kernels.
- */
-export function jaxonVersion(): string {
-  if (jaxonVersionMemo !== undefined) return jaxonVersionMemo;
+let packageRootMemo: string | null | undefined;
+
+/** The folder of jaxon's own package.json, found by walking up from this file (dist/lib/runtime when built); null if none. */
+export function jaxonPackageRoot(): string | null {
+  if (packageRootMemo !== undefined) return packageRootMemo;
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (;;) {
-    const candidate = path.join(dir, 'package.json');
     try {
-      const manifest = JSON.parse(fs.readFileSync(candidate, 'utf8')) as { name?: unknown; version?: unknown };
+      const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown };
       if (manifest.name === 'jaxon' && typeof manifest.version === 'string') {
+        packageRootMemo = dir;
         jaxonVersionMemo = manifest.version;
-        return jaxonVersionMemo;
+        return dir;
       }
     } catch {
       // No (readable) package.json here; keep walking up.
@@ -40,7 +39,15 @@ export function jaxonVersion(): string {
     if (parent === dir) break;
     dir = parent;
   }
-  jaxonVersionMemo = 'unknown';
+  packageRootMemo = null;
+  return null;
+}
+
+/** jaxon's version from its own package.json, so upgrading jaxon invalidates old kernels. */
+export function jaxonVersion(): string {
+  if (jaxonVersionMemo !== undefined) return jaxonVersionMemo;
+  jaxonPackageRoot();
+  jaxonVersionMemo ??= 'unknown';
   return jaxonVersionMemo;
 }
 

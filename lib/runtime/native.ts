@@ -31,6 +31,8 @@ export interface CudaProbe {
   readonly nvrtcArchs: readonly number[];
   /** Whether the driver has the CUDA graph API. */
   readonly graphs: boolean;
+  /** Whether the driver is jaxon's emulated GPU (JAXON_CUDA_EMULATOR=1), which runs kernels on the host CPU. */
+  readonly emulated: boolean;
 }
 
 export interface NativeAddon extends CudaAddonFunctions {

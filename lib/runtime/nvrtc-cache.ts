@@ -11,12 +11,13 @@
 // sm_100a on Blackwell, where the arch-specific features live), and PTX for
 // the newest virtual architecture NVRTC knows when it is older than the
 // device, or when NVRTC refuses the real one; the driver compiles PTX at load.
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { show, ValueError } from '../core/errors.js';
 import type { CudaCompileResult } from './cuda-addon.js';
-import { jaxonVersion, kernelCacheDir, sha256, writeFileAtomic } from './disk-cache.js';
+import { jaxonPackageRoot, jaxonVersion, kernelCacheDir, sha256, writeFileAtomic } from './disk-cache.js';
 import { native } from './native.js';
 
 /** What NVRTC compiles for: derived from the device and the NVRTC found. */
@@ -26,6 +27,8 @@ export interface CudaTarget {
   readonly kind: 'cubin' | 'ptx';
   /** NVRTC's 'major.minor'. */
   readonly nvrtcVersion: string;
+  /** Set on jaxon's emulated GPU: what its images depend on beyond the source (a hash of the emulation header). */
+  readonly emulator?: string;
 }
 
 export interface CudaImage {
@@ -97,6 +100,31 @@ export function cudaTarget(computeCapability: readonly [number, number], nvrtcVe
   return { arch: `compute_${Math.max(...older)}`, kind: 'ptx', nvrtcVersion };
 }
 
+let emulatorIdentityMemo: string | undefined;
+
+/**
+ * What the emulated GPU's images depend on besides source and options: the
+ * emulation header, the emulator library (its compiler flags live there) and
+ * the knobs that change how kernels are built, hashed; part of the cache key.
+ */
+export function emulatorIdentity(library: string): string {
+  if (emulatorIdentityMemo !== undefined) return emulatorIdentityMemo;
+  const root = jaxonPackageRoot();
+  const parts: (string | Uint8Array)[] = [];
+  for (const file of [root && path.join(root, 'cuda', 'emulator', 'jaxon_emu.h'), root && path.join(root, 'cuda', 'emulator', 'emu_abi.h'), library]) {
+    try {
+      if (file) parts.push(fs.readFileSync(file));
+    } catch {
+      parts.push(`missing ${file}`);
+    }
+  }
+  for (const knob of ['JAXON_CUDA_EMULATOR_CXX', 'JAXON_CUDA_EMULATOR_OPT', 'JAXON_CUDA_EMULATOR_CHECK']) parts.push(`${knob}=${process.env[knob] ?? ''}`);
+  const hash = createHash('sha256');
+  for (const p of parts) hash.update(p);
+  emulatorIdentityMemo = `jaxon-emulator-${hash.digest('hex').slice(0, 16)}`;
+  return emulatorIdentityMemo;
+}
+
 /** The NVRTC options for a target. */
 export function nvrtcOptions(target: CudaTarget): string[] {
   return [`--gpu-architecture=${target.arch}`, ...baseOptions];
@@ -104,7 +132,7 @@ export function nvrtcOptions(target: CudaTarget): string[] {
 
 /** The PTX target used when NVRTC refuses a real architecture. */
 function ptxFallback(target: CudaTarget): CudaTarget {
-  return { arch: target.arch.replace(/^sm_(\d+)a?$/, 'compute_$1'), kind: 'ptx', nvrtcVersion: target.nvrtcVersion };
+  return { ...target, arch: target.arch.replace(/^sm_(\d+)a?$/, 'compute_$1'), kind: 'ptx' };
 }
 
 function checkKernel(fn: string, name: string, source: string): void {
@@ -118,7 +146,10 @@ function checkKernel(fn: string, name: string, source: string): void {
 
 function imageKey(name: string, source: string, target: CudaTarget): string {
   return sha256(
-    JSON.stringify({ name, source, options: nvrtcOptions(target), nvrtc: target.nvrtcVersion, arch: target.arch, jaxon: jaxonVersion() }),
+    JSON.stringify({
+      name, source, options: nvrtcOptions(target), nvrtc: target.nvrtcVersion, arch: target.arch, jaxon: jaxonVersion(),
+      ...(target.emulator ? { emulator: target.emulator } : {}),
+    }),
   );
 }
 

@@ -5,7 +5,9 @@
 // reduce_precision), plus what only the GPU needs (16-byte vector types,
 // warp shuffles of any accumulator type). No #include: NVRTC compiles it with
 // only its builtins (math functions, intrinsics), so the fixed-width types are
-// our own `jx_` names and NaN/infinity come from bit patterns. An include
+// our own `jx_` names and NaN/infinity come from bit patterns. Inline PTX
+// sits behind `#ifdef JX_EMULATED`, which jaxon's emulated GPU defines
+// (cuda/emulator/jaxon_emu.h), with exact emulated equivalents. An include
 // guard lets many kernels share one translation unit (nvcc checks, dumps).
 
 export const CUDA_PRELUDE = String.raw`#ifndef JX_CUDA_PRELUDE
@@ -31,15 +33,23 @@ JX_DEVICE int jx_isfinited(double x) { return ((jx_u64)__double_as_longlong(x) &
    writes them: float16 → float keeps the payload, float → float16 gives the quiet NaN 0x7e00 with the sign */
 JX_DEVICE float jx_h2f(jx_u16 h) {
   if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu)) return __uint_as_float(((jx_u32)(h & 0x8000u) << 16) | 0x7f800000u | ((jx_u32)(h & 0x3ffu) << 13));
+#ifdef JX_EMULATED
+  return jx_emu_half_to_float(h);
+#else
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
   return f;
+#endif
 }
 JX_DEVICE jx_u16 jx_f2h(float f) {
   if (f != f) return (jx_u16)(((__float_as_uint(f) >> 16) & 0x8000u) | 0x7e00u);
+#ifdef JX_EMULATED
+  return jx_emu_float_to_half_rn(f);
+#else
   jx_u16 h;
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
   return h;
+#endif
 }
 /* double → float rounding to odd: a later rounding to float16 then rounds once, as XLA's f64→f16 convert does */
 JX_DEVICE float jx_d2f_odd(double d) {

@@ -264,7 +264,8 @@ function elementwise(k: ElementwiseKernel, params: readonly number[], alignments
     lines.push('return; // no elements');
   } else {
     lines.push(...scalars);
-    const vectors = Math.floor(n / v);
+    // with one lane there is no vector loop: the scalar loop below covers every element
+    const vectors = v > 1 ? Math.floor(n / v) : 0;
     if (v > 1) {
       const vec = (t: string) => `jx_vec<${t}, ${v}>`;
       lines.push(`${gridStride('jx_index', 'g', int(vectors))} {`);
