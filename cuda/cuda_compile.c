@@ -5,10 +5,12 @@
 // for a virtual one (compute_90), which the driver then compiles at load.
 // Modules stay loaded for the life of the process, as the CPU backend's
 // kernel libraries do; kernel caches above them hold every function anyway.
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cuda_runtime.h"
 
 #define MAX_KERNEL_ARGS 256
@@ -125,11 +127,9 @@ static napi_value compile_outcome(napi_env env, compile_job *job, int *ok) {
   return value;
 }
 
-// Reads (source, name, options) into a job; NULL with a pending exception.
-static compile_job *read_job(napi_env env, napi_callback_info info, const char *fn) {
-  napi_value argv[3];
+// Reads (source, name, options) values into a job; NULL with a pending exception.
+static compile_job *read_job_values(napi_env env, napi_value *argv, const char *fn) {
   const char *reason = NULL;
-  if (!jaxon_args(env, info, fn, 3, 3, argv, NULL)) return NULL;
   const jaxon_nvrtc *nvrtc = jaxon_nvrtc_load(&reason);
   if (!nvrtc) {
     char message[2300];
@@ -161,6 +161,13 @@ static compile_job *read_job(napi_env env, napi_callback_info info, const char *
     if (!strncmp(o, "--gpu-architecture=sm_", 22) || !strncmp(o, "-arch=sm_", 9)) job->want_cubin = 1;
   }
   return job;
+}
+
+// Reads the call's (source, name, options) into a job; NULL with a pending exception.
+static compile_job *read_job(napi_env env, napi_callback_info info, const char *fn) {
+  napi_value argv[3];
+  if (!jaxon_args(env, info, fn, 3, 3, argv, NULL)) return NULL;
+  return read_job_values(env, argv, fn);
 }
 
 static void execute_compile(napi_env env, void *data) {
@@ -199,6 +206,73 @@ static napi_value cuda_compile_sync(napi_env env, napi_callback_info info) {
   free_job(job);
   if (!ok) napi_throw(env, outcome);
   return ok ? outcome : NULL;
+}
+
+typedef struct {
+  compile_job **jobs;
+  uint32_t count;
+  uint32_t next; /* taken with __atomic_fetch_add */
+} compile_batch;
+
+static void *batch_worker(void *data) {
+  compile_batch *batch = data;
+  for (;;) {
+    uint32_t i = __atomic_fetch_add(&batch->next, 1, __ATOMIC_RELAXED);
+    if (i >= batch->count) return NULL;
+    run_compile(batch->jobs[i]);
+  }
+}
+
+// cudaCompileSyncMany([[source, name, options], ...]) -> ({ image, kind, log } | Error)[]: compiles them all in
+// parallel on threads of its own and returns when every one is done; for a program that needs all its kernels
+// before it can run (a jit executable), so its compiles overlap even though the caller waits.
+static napi_value cuda_compile_sync_many(napi_env env, napi_callback_info info) {
+  const char *fn = "cudaCompileSyncMany";
+  napi_value argv[1], result = NULL;
+  bool is_array = false;
+  uint32_t count = 0;
+  if (!jaxon_args(env, info, fn, 1, 1, argv, NULL)) return NULL;
+  if (napi_is_array(env, argv[0], &is_array) != napi_ok || !is_array || napi_get_array_length(env, argv[0], &count) != napi_ok) {
+    napi_throw_type_error(env, NULL, "jaxon cuda: cudaCompileSyncMany: jobs must be an array of [source, name, options]");
+    return NULL;
+  }
+  compile_batch batch = {calloc(count + 1, sizeof(compile_job *)), count, 0};
+  if (!batch.jobs) return NULL;
+  uint32_t read = 0;
+  for (; read < count; read++) {
+    napi_value entry, parts[3];
+    bool entry_is_array = false;
+    uint32_t length = 0;
+    if (napi_get_element(env, argv[0], read, &entry) != napi_ok || napi_is_array(env, entry, &entry_is_array) != napi_ok ||
+        !entry_is_array || napi_get_array_length(env, entry, &length) != napi_ok || length != 3) {
+      napi_throw_type_error(env, NULL, "jaxon cuda: cudaCompileSyncMany: each job must be [source, name, options]");
+      goto done;
+    }
+    for (uint32_t k = 0; k < 3; k++) napi_get_element(env, entry, k, &parts[k]);
+    if (!(batch.jobs[read] = read_job_values(env, parts, fn))) goto done;
+  }
+  {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t threads = cpus < 1 ? 1 : (uint32_t)cpus;
+    if (threads > count) threads = count;
+    pthread_t *ids = calloc(threads + 1, sizeof *ids);
+    uint32_t started = 0;
+    for (; ids && started + 1 < threads; started++)
+      if (pthread_create(&ids[started], NULL, batch_worker, &batch) != 0) break;
+    batch_worker(&batch); /* this thread works too */
+    for (uint32_t t = 0; t < started; t++) pthread_join(ids[t], NULL);
+    free(ids);
+  }
+  JAXON_CHECK(env, napi_create_array_with_length(env, count, &result));
+  for (uint32_t i = 0; i < count; i++) {
+    int ok = 0;
+    napi_set_element(env, result, i, compile_outcome(env, batch.jobs[i], &ok));
+  }
+done:
+  for (uint32_t i = 0; i < read && i < count; i++)
+    if (batch.jobs[i]) free_job(batch.jobs[i]);
+  free(batch.jobs);
+  return result;
 }
 
 // cudaModuleLoad(device, image, label) -> module (cuModuleLoadData: CUBIN as is, PTX compiled by the driver)
@@ -361,6 +435,7 @@ static napi_value launch(napi_env env, napi_callback_info info) {
 void jaxon_init_cuda_compile(napi_env env, napi_value exports) {
   jaxon_export(env, exports, "cudaCompile", cuda_compile);
   jaxon_export(env, exports, "cudaCompileSync", cuda_compile_sync);
+  jaxon_export(env, exports, "cudaCompileSyncMany", cuda_compile_sync_many);
   jaxon_export(env, exports, "cudaModuleLoad", module_load);
   jaxon_export(env, exports, "cudaGetFunction", get_function);
   jaxon_export(env, exports, "cudaLaunch", launch);

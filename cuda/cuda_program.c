@@ -397,13 +397,21 @@ static int capture(jaxon_program *p, const CUdeviceptr *bases, const int *slot_h
   return 1;
 }
 
-// cudaProgramRun(program, slots): queues the whole launch list; returns at once
+// cudaProgramRun(program, slots, offsets?): queues the whole launch list; returns at once. offsets[i] (bytes, default
+// 0) moves slot i's base into its buffer, so a loop body runs on a window of a larger buffer (scan's xs[t], a region
+// of the caller's arena).
 static napi_value program_run(napi_env env, napi_callback_info info) {
-  napi_value argv[2];
+  napi_value argv[3];
   const char *fn = "cudaProgramRun";
-  bool is_array = false;
+  bool is_array = false, has_offsets = false;
   uint32_t count = 0;
-  if (!jaxon_args(env, info, fn, 2, 2, argv, NULL)) return NULL;
+  size_t argc = 0;
+  if (!jaxon_args(env, info, fn, 2, 3, argv, &argc)) return NULL;
+  if (argc == 3) {
+    napi_valuetype type;
+    napi_typeof(env, argv[2], &type);
+    has_offsets = type != napi_undefined;
+  }
   jaxon_program *p = jaxon_unwrap_handle(env, argv[0], JAXON_HANDLE_PROGRAM, fn, "program");
   if (!p || !jaxon_use_device(env, p->device)) return NULL;
   if (napi_is_array(env, argv[1], &is_array) != napi_ok || !is_array || napi_get_array_length(env, argv[1], &count) != napi_ok ||
@@ -426,14 +434,22 @@ static napi_value program_run(napi_env env, napi_callback_info info) {
     snprintf(arg, sizeof arg, "slots[%u]", i);
     if (napi_get_element(env, argv[1], i, &element) != napi_ok || !(slots[i] = jaxon_get_buffer(env, element, fn, arg)))
       goto done;
-    if (slots[i]->device != d || slots[i]->nbytes < p->slot_bytes[i]) {
-      snprintf(message, sizeof message, "jaxon cuda: %s: slots[%u] must be a buffer of at least %llu bytes on device %d, "
-               "got %zu bytes on device %d", fn, i, (unsigned long long)p->slot_bytes[i], d->ordinal, slots[i]->nbytes,
-               slots[i]->device->ordinal);
+    uint64_t offset = 0;
+    if (has_offsets) {
+      napi_value o;
+      snprintf(arg, sizeof arg, "offsets[%u]", i);
+      if (napi_get_element(env, argv[2], i, &o) != napi_ok || !jaxon_get_u64(env, o, fn, arg, &offset)) goto done;
+    }
+    if (slots[i]->device != d || offset > slots[i]->nbytes || slots[i]->nbytes - offset < p->slot_bytes[i]) {
+      char after[64] = "";
+      if (offset) snprintf(after, sizeof after, " after offset %llu", (unsigned long long)offset);
+      snprintf(message, sizeof message, "jaxon cuda: %s: slots[%u] must be a buffer of at least %llu bytes%s on device "
+               "%d, got %zu bytes on device %d", fn, i, (unsigned long long)p->slot_bytes[i], after, d->ordinal,
+               slots[i]->nbytes, slots[i]->device->ordinal);
       napi_throw_range_error(env, NULL, message);
       goto done;
     }
-    bases[i + 1] = slots[i]->address;
+    bases[i + 1] = slots[i]->address + offset;
     slot_host[i] = slots[i]->host;
   }
   jaxon_use_device(env, d);

@@ -16,33 +16,9 @@ import { type Kernel, kernelJson } from '../lib/compiler/kernel-ir.js';
 import { lowerPrimitive, lowerRules } from '../lib/compiler/lower.js';
 import { type CudaKernelSource, renderCuda } from '../lib/compiler/render/cuda.js';
 import { storageType } from '../lib/compiler/render/cuda-expr.js';
-import { type CatalogueEntry, PRIMITIVES_WITHOUT_KERNELS, kernelCatalogue } from './helpers/kernel-catalogue.js';
+import { type CatalogueEntry, PRIMITIVES_WITHOUT_KERNELS, bufferLayout, kernelCatalogue } from './helpers/kernel-catalogue.js';
 
 const catalogue = kernelCatalogue();
-
-/** The dtypes of a kernel's buffers in ABI order, and how many lead as outputs (from kernel-ir.ts, not from the renderer). */
-function bufferLayout(k: Kernel): { dtypes: DType[]; outputs: number } {
-  switch (k.kind) {
-    case 'elementwise': return { dtypes: [...k.outputs.map((o) => o.dtype), ...k.inputs.map((i) => i.dtype)], outputs: k.outputs.length };
-    case 'reduce': {
-      const f = k.fused;
-      if (!f) return { dtypes: [k.outputDtype, k.inputDtype], outputs: 1 };
-      const outs = [...f.outputs, ...f.sideOutputs, ...(f.finalOutputs ?? [])].map((o) => o.dtype);
-      return { dtypes: [...outs, ...f.inputs.map((i) => i.dtype)], outputs: outs.length };
-    }
-    case 'cumulative': return { dtypes: [k.dtype, k.dtype], outputs: 1 };
-    case 'dot': {
-      const outs = k.epilogue ? k.epilogue.outputs.map((o) => o.dtype) : [k.outputDtype];
-      return { dtypes: [...outs, k.inputDtype, k.inputDtype, ...(k.epilogue?.inputs.map((i) => i.dtype) ?? [])], outputs: outs.length };
-    }
-    case 'pad': return { dtypes: [k.dtype, k.dtype, k.dtype], outputs: 1 };
-    case 'concatenate': return { dtypes: new Array<DType>(k.count + 1).fill(k.dtype), outputs: 1 };
-    case 'dynamic_slice': return { dtypes: [k.dtype, k.dtype, ...k.indexDtypes], outputs: 1 };
-    case 'dynamic_update_slice': return { dtypes: [k.dtype, k.dtype, k.dtype, ...k.indexDtypes], outputs: 1 };
-    case 'gather': return { dtypes: [k.dtype, k.dtype, k.indexDtype], outputs: 1 };
-    case 'scatter': return { dtypes: [k.dtype, k.dtype, k.indexDtype, k.dtype], outputs: 1 };
-  }
-}
 
 /** The entry's body: the source after the prelude (which defines jx_vec and friends). */
 const entryOf = (r: CudaKernelSource) => r.source.slice(r.source.indexOf('extern "C"'));

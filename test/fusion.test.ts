@@ -1,4 +1,4 @@
-// Fusion (compiler/fuse.ts) and compiled programs (compiler/executable.ts):
+// Fusion (compiler/fuse.ts) and compiled programs (runtime/*-executable.ts):
 // how many kernels a jitted function becomes (softmax and layer norm two, a
 // dense layer with its bias and activation one), what each computes, that no
 // expensive value is computed twice (but for a reduction's second pass, which
@@ -9,7 +9,8 @@ import test, { type ExecutionContext } from 'ava';
 import * as jax from '../lib/index.js';
 import { numpy as jnp, lax } from '../lib/index.js';
 import type { Array } from '../lib/core/array.js';
-import { Executable } from '../lib/compiler/executable.js';
+import type { ProgramExecutable as Executable } from '../lib/runtime/backend.js';
+import type { ProgramLaunch } from '../lib/compiler/fuse.js';
 import { kernelJson, type Kernel } from '../lib/compiler/kernel-ir.js';
 import { checkAgainstReference, randomValues } from './helpers/oracle.js';
 
@@ -30,8 +31,10 @@ function compiled(t: ExecutionContext, f: Fn, ...args: unknown[]): Executable {
   return jf.executable(...(args as never[]));
 }
 
-const labels = (e: Executable) => e.launches.map((l) => l.label);
-const kinds = (e: Executable) => e.launches.map((l) => l.kernel.kind);
+/** The program's top-level kernel launches, in order. */
+const launches = (e: Executable) => e.plan.program.steps.filter((s): s is ProgramLaunch => s.kind === 'launch');
+const labels = (e: Executable) => launches(e).map((l) => l.label);
+const kinds = (e: Executable) => launches(e).map((l) => l.kernel.kind);
 /** How many kernels evaluate primitive `p`. */
 const computing = (e: Executable, p: string) => labels(e).filter((l) => l.split(' ').includes(p)).length;
 
@@ -43,7 +46,7 @@ test('a 10-op elementwise chain with scalars is one kernel', (t) => {
   const e = compiled(t, chain, x);
   t.deepEqual(kinds(e), ['elementwise']);
   t.is(labels(e)[0], 'mul add tanh mul sub abs sqrt max exp neg');
-  const kernel = e.launches[0]!.kernel as Extract<Kernel, { kind: 'elementwise' }>;
+  const kernel = launches(e)[0]!.kernel as Extract<Kernel, { kind: 'elementwise' }>;
   t.deepEqual(kernel.inputs, [{ dtype: 'float32', access: 'contiguous' }], 'one input read, one output written');
   t.is(kernel.outputs.length, 1);
 });
@@ -66,7 +69,7 @@ test('row and column softmax are two kernels: max, then sum of exp(x - max) with
     const e = compiled(t, softmaxOver(axis), x);
     t.deepEqual(kinds(e), ['reduce', 'reduce'], `axis ${axis}`);
     t.is(computing(e, 'exp'), 1, 'only the sum kernel evaluates exp');
-    const sum = (e.launches[1]!.kernel as Extract<Kernel, { kind: 'reduce' }>).fused!;
+    const sum = (launches(e)[1]!.kernel as Extract<Kernel, { kind: 'reduce' }>).fused!;
     t.is(sum.sideOutputs.length, 0, 'exp(x - max) is recomputed in the second pass, never written to memory');
     t.is(sum.outputs.length, 0, 'the row sums are not stored either');
     t.is(sum.finalOutputs?.length, 1);
@@ -94,7 +97,7 @@ test('a final output may be an extra output beside values the reduction already 
     return [ex, jnp.divide(ex, jnp.sum(ex, { axis: 1, keepdims: true })), jnp.sum(ex, { axis: 1 })];
   }, x);
   t.deepEqual(kinds(e), ['reduce']);
-  const fused = (e.launches[0]!.kernel as Extract<Kernel, { kind: 'reduce' }>).fused!;
+  const fused = (launches(e)[0]!.kernel as Extract<Kernel, { kind: 'reduce' }>).fused!;
   t.deepEqual([fused.outputs.length, fused.sideOutputs.length, fused.finalOutputs?.length], [1, 1, 1]);
   // x / sum(x) over all axes: one output element, its inner space split across threads
   t.deepEqual(kinds(compiled(t, (a: Array) => jnp.divide(a, jnp.sum(a)), rand([300, 300], 11))), ['reduce']);
@@ -120,9 +123,12 @@ test('layer norm is two kernels: the mean, then the variance with the normalized
   const e = compiled(t, layerNorm, x);
   t.deepEqual(kinds(e), ['reduce', 'reduce'], 'CSE merges the mean jnp.var recomputes');
   t.is(computing(e, 'sqrt'), 1);
-  const fused = (e.launches[1]!.kernel as Extract<Kernel, { kind: 'reduce' }>).fused!;
+  const fused = (launches(e)[1]!.kernel as Extract<Kernel, { kind: 'reduce' }>).fused!;
   t.is(fused.finalOutputs?.length, 1);
-  t.false(/for \(int64_t j = lo; j < hi; j\+\+\) \{[^}]*sqrtf/.test(e.launches[1]!.compiled.source), 'sqrt(var + eps) is computed once per row, outside the second pass');
+  // (the CPU kernel's C loop; on CUDA the fused reduction's structure above says the same)
+  if (jax.defaultBackend() === 'cpu') {
+    t.false(/for \(int64_t j = lo; j < hi; j\+\+\) \{[^}]*sqrtf/.test(e.kernels()[1]!.source), 'sqrt(var + eps) is computed once per row, outside the second pass');
+  }
   const gamma = rand([7], 13);
   const beta = rand([7], 14);
   const affine = compiled(t, (a: Array, g: Array, b: Array) => jnp.add(jnp.multiply(layerNorm(a), g), b), x, gamma, beta);
@@ -139,7 +145,7 @@ test('values used outside a fused group are extra outputs of one kernel', (t) =>
     return [s, jnp.add(jnp.cos(a), s), jnp.multiply(s, 2)];
   }, x);
   t.deepEqual(kinds(e), ['elementwise']);
-  t.is((e.launches[0]!.kernel as Extract<Kernel, { kind: 'elementwise' }>).outputs.length, 3);
+  t.is((launches(e)[0]!.kernel as Extract<Kernel, { kind: 'elementwise' }>).outputs.length, 3);
   t.is(computing(e, 'sin'), 1);
 });
 
@@ -167,7 +173,7 @@ test('elementwise consumers of a dot are its epilogue: tanh(x @ w + b) is one ke
   const b = rand([5], 22);
   const layer = compiled(t, (p: Array, q: Array, r: Array) => jnp.tanh(jnp.add(jnp.matmul(p, q), r)), a, w, b);
   t.deepEqual(labels(layer), ['dot_general broadcast_in_dim add tanh']);
-  const dot = layer.launches[0]!.kernel as Extract<Kernel, { kind: 'dot' }>;
+  const dot = launches(layer)[0]!.kernel as Extract<Kernel, { kind: 'dot' }>;
   t.deepEqual(dot.epilogue?.inputs, [{ dtype: 'float32' }], 'the bias is the one epilogue input; the product never reaches memory');
   t.is(dot.epilogue?.outputs.length, 1);
   // a scale and a cast to bfloat16: the product rounds to float32 first, as eager's dot stores it
@@ -196,7 +202,7 @@ test('a dot epilogue: chained layers, the raw product as an extra output, and wh
     return [y, jnp.exp(y)];
   }, a, w);
   t.deepEqual(kinds(both), ['dot']);
-  t.is((both.launches[0]!.kernel as Extract<Kernel, { kind: 'dot' }>).epilogue?.outputs.length, 2, 'the product and exp(product)');
+  t.is((launches(both)[0]!.kernel as Extract<Kernel, { kind: 'dot' }>).epilogue?.outputs.length, 2, 'the product and exp(product)');
   // [2, 3, 7] @ [7, 5]: M merges two axes; a bias that varies along the first but not the second cannot be read as [B, M, N]
   const x3 = rand([2, 3, 7], 30);
   const bias3 = rand([2, 1, 5], 31);
@@ -305,8 +311,8 @@ test('fused kernels are DAGs: shared subexpressions stay linear in cache keys an
   const small = rand([5], 8, -0.1, 0.1);
   const e = compiled(t, f, small);
   t.is(e.kernelCount, 1);
-  t.true(kernelJson(e.launches[0]!.kernel).length < 20000);
-  t.true(e.launches[0]!.compiled.source.length < 40000);
+  t.true(kernelJson(launches(e)[0]!.kernel).length < 20000);
+  t.true(e.kernels()[0]!.source.length < 40000);
 });
 
 test('kernelJson equals JSON.stringify for tree-shaped kernels', (t) => {

@@ -14,7 +14,9 @@ import type { ShapedArray } from '../core/primitives.js';
 import { type PyTree, type TreeDef, flatten, treeDefToString } from '../core/pytree.js';
 import type { ClosedJaxpr } from '../trace/jaxpr.js';
 import { type CostAnalysis, jaxprCost } from './cost.js';
-import { type Executable, describePlan } from './executable.js';
+import type { ProgramExecutable } from '../runtime/backend.js';
+import { type Device, devices } from '../runtime/device.js';
+import { describePlan } from './describe-plan.js';
 import { type ProgramPlan, bufferBytes, planJaxpr } from './plan.js';
 import { renderCuda } from './render/cuda.js';
 import { kernelName } from './kernel-ir.js';
@@ -58,10 +60,10 @@ interface LoweredInfo {
   avals: readonly ShapedArray[];
   donated: ReadonlySet<number>;
   fn: string;
-  /** the jitted function's compiled CPU executable for this signature (shared with calls) */
-  cpuExecutable: () => Executable;
-  /** calls the jitted function */
-  call: (...args: unknown[]) => unknown;
+  /** the jitted function's executable for this signature on a device (shared with calls) */
+  executable: (device: Device) => ProgramExecutable;
+  /** calls the jitted function on a device */
+  call: (device: Device, args: unknown[]) => unknown;
 }
 
 const avalText = (a: ShapedArray) => {
@@ -105,7 +107,7 @@ export class Lowered {
 }
 
 export interface Compiled {
-  /** Runs the program (same argument structure, shapes and dtypes as lowered); only for platform 'cpu' on this machine. */
+  /** Runs the program (same argument structure, shapes and dtypes as lowered) on the first device of its platform. */
   (...args: unknown[]): unknown;
   readonly platform: Platform;
   readonly plan: ProgramPlan;
@@ -116,19 +118,29 @@ export interface Compiled {
   kernels(): KernelInfo[];
 }
 
+/** The platform's first device here, or undefined (cross-lowering for 'cuda' where no GPU is). */
+function deviceFor(platform: Platform): Device | undefined {
+  try {
+    return devices(platform)[0];
+  } catch {
+    return undefined;
+  }
+}
+
 function makeCompiled(lowered: Lowered, info: LoweredInfo): Compiled {
   const { platform } = info;
-  const plan = platform === 'cpu'
-    ? info.cpuExecutable().plan
+  const device = deviceFor(platform);
+  const plan = device
+    ? info.executable(device).plan
     : planJaxpr(lowered.jaxpr.jaxpr, lowered.jaxpr.consts, { alignment: CUDA_ALIGNMENT, donated: info.donated });
   let kernels: KernelInfo[] | undefined;
   const listKernels = (): KernelInfo[] => {
-    kernels ??= platform === 'cpu' ? cpuKernels(info.cpuExecutable()) : cudaKernels(plan);
+    kernels ??= platform === 'cpu' ? cpuKernels(info.executable(device!)) : cudaKernels(plan);
     return kernels;
   };
   const call = (...args: unknown[]) => {
-    if (platform !== 'cpu') {
-      throw new ValueError(`Compiled(${info.fn}): this program was compiled for 'cuda', and this process runs on the CPU (no CUDA device); lower it with { platform: 'cpu' } to run it here`);
+    if (!device) {
+      throw new ValueError(`Compiled(${info.fn}): this program was compiled for 'cuda', and this process has no CUDA device (${deviceProblem()}); lower it with { platform: 'cpu' } to run it here`);
     }
     const [leaves, tree] = flatten(args as PyTree);
     const given = leaves.map((l) => (l instanceof Array ? l.aval : null));
@@ -139,7 +151,7 @@ function makeCompiled(lowered: Lowered, info: LoweredInfo): Compiled {
     if (mismatch) {
       throw new TypeError(`Compiled(${info.fn}): computation compiled for input types (${info.avals.map(avalText).join(', ')}) was called with (${leaves.map((l) => (l instanceof Array ? avalText(l.aval) : show(l))).join(', ')})`);
     }
-    return info.call(...args);
+    return info.call(device, args);
   };
   const compiled = call as Compiled;
   Object.defineProperties(compiled, {
@@ -180,7 +192,16 @@ function memoryAnalysis(plan: ProgramPlan, kernels: readonly KernelInfo[]): Memo
   };
 }
 
-function cpuKernels(executable: Executable): KernelInfo[] {
+function deviceProblem(): string {
+  try {
+    devices('cuda');
+    return 'unknown';
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+function cpuKernels(executable: ProgramExecutable): KernelInfo[] {
   return executable.kernels().map((k) => ({ ...k, grid: null, block: null, sharedMemBytes: 0 }));
 }
 

@@ -3,15 +3,15 @@
 // jaxon.tidy, or, as a backstop, garbage collection. Methods that mirror jnp
 // are installed by lib/numpy (registerArrayMethods) so this file does not
 // depend on the numpy layer.
+import type { Backend } from '../runtime/backend.js';
 import type { Device } from '../runtime/device.js';
-import { defaultDevice } from '../runtime/device.js';
+import type { SingleDeviceSharding } from '../sharding/index.js';
 import { type DType, itemsize } from './dtype.js';
 import { formatArray } from './format.js';
 import { type NestedArray, type UserTypedArray, nest, unpackValues } from './host.js';
 import { ConcretizationTypeError } from './errors.js';
 import { Storage, trackArray, untrackArray } from './memory.js';
 import type { MemoryKind, ShapedArray } from './primitives.js';
-import { SingleDeviceSharding } from '../sharding/index.js';
 import { sizeOf } from './shape.js';
 
 /** Anything jnp functions accept where an array is expected. */
@@ -64,6 +64,27 @@ export interface ArrayAt {
 
 let methods: ArrayMethods | undefined;
 
+/** What Array needs from the runtime layer, installed by it (core imports nothing above it). */
+export interface DeviceHooks {
+  deviceOf(backend: Backend): Device;
+  defaultDevice(): Device;
+  sharding(device: Device, memoryKind: MemoryKind): SingleDeviceSharding;
+}
+
+// `var`: runtime/device.ts installs the hooks while loading, which may happen before this module finishes loading
+// (modules importing each other); a `let` would not exist yet then.
+// eslint-disable-next-line no-var
+var deviceHooks: DeviceHooks | undefined;
+
+export function installDeviceHooks(hooks: DeviceHooks): void {
+  deviceHooks = hooks;
+}
+
+function devicesApi(): DeviceHooks {
+  if (!deviceHooks) throw new Error('jaxon: internal error: the runtime (runtime/device.ts) has not installed its device hooks');
+  return deviceHooks;
+}
+
 export function registerArrayMethods(m: ArrayMethods): void {
   methods = m;
 }
@@ -87,8 +108,12 @@ export class Array {
    * Internal: wraps a storage reference this Array now owns; `null` makes an
    * abstract array (a Tracer, lib/trace). Use jnp.array to make arrays.
    */
-  constructor(storage: Storage | null, shape: readonly number[], dtype: DType, weakType = false, memorySpace: MemoryKind = 'device') {
+  /** Placed on its device explicitly (jax.devicePut to a device or sharding, JAX's committed arrays): operations then run there. */
+  readonly committed: boolean;
+
+  constructor(storage: Storage | null, shape: readonly number[], dtype: DType, weakType = false, memorySpace: MemoryKind = 'device', committed = false) {
     this.#storage = storage;
+    this.committed = committed;
     this.shape = Object.freeze([...shape]);
     this.dtype = dtype;
     this.weakType = weakType;
@@ -114,12 +139,13 @@ export class Array {
     const a = { shape: this.shape, dtype: this.dtype, weakType: this.weakType };
     return this.memorySpace === 'device' ? a : { ...a, memorySpace: this.memorySpace };
   }
+  /** The device holding the elements (a tracer's: the default device). */
   get device(): Device {
-    return defaultDevice();
+    return this.#storage ? devicesApi().deviceOf(this.#storage.backend) : devicesApi().defaultDevice();
   }
   /** Where the array lives: its device and memory kind (jax.Array.sharding). */
   get sharding(): SingleDeviceSharding {
-    return new SingleDeviceSharding(this.device, { memoryKind: this.memorySpace });
+    return devicesApi().sharding(this.device, this.memorySpace);
   }
   get isDisposed(): boolean {
     return this.#storage === null && !this.isTracer;
@@ -194,8 +220,10 @@ export class Array {
     return this.dtype === 'bool' ? v !== 0 : v;
   }
 
+  /** Waits until the elements are computed (work on a GPU is asynchronous), blocking the thread. */
   blockUntilReady(): this {
-    this.storage('Array.blockUntilReady');
+    const s = this.storage('Array.blockUntilReady');
+    s.backend.blockUntilReadySync(s.buffer);
     return this;
   }
 

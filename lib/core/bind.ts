@@ -6,6 +6,7 @@
 import { lowerPrimitive } from '../compiler/lower.js';
 import { findTopMain, fullRaise } from '../trace/core.js';
 import { defaultDevice } from '../runtime/device.js';
+import { computationDevice, onDevice } from '../runtime/placement.js';
 import { Array } from './array.js';
 import { type DType } from './dtype.js';
 import { packValues } from './host.js';
@@ -40,16 +41,24 @@ export const eagerInterpreter: Interpreter = {
   apply(prim, inputs, params) {
     const impl = impls[prim] as Impl<typeof prim> | undefined;
     if (impl) return impl(inputs, params);
-    const storages = inputs.map((x) => x.storage(`lax.${prim}`));
-    const outAvals = abstractEval[prim](inputs.map((x) => x.aval), params);
-    const backend = defaultDevice().backend;
-    const plan = lowerPrimitive(prim, inputs.map((x) => x.aval), outAvals, params);
-    const buffers = backend.execute(plan, storages.map((s) => s.buffer), outAvals);
-    return outAvals.map((a, i) => {
-      const aliased = plan.aliases.get(i);
-      const storage = aliased !== undefined ? storages[aliased]!.retain() : new Storage(backend, buffers[i]!);
-      return new Array(storage, a.shape, a.dtype, a.weakType, a.memorySpace ?? 'device');
-    });
+    const device = computationDevice(`lax.${prim}`, inputs);
+    const placed = inputs.map((x) => onDevice(x, device));
+    try {
+      const operands = placed.map((p) => p.array);
+      const storages = operands.map((x) => x.storage(`lax.${prim}`));
+      const outAvals = abstractEval[prim](operands.map((x) => x.aval), params);
+      const backend = device.backend;
+      const plan = lowerPrimitive(prim, operands.map((x) => x.aval), outAvals, params);
+      const buffers = backend.execute(plan, storages.map((s) => s.buffer), outAvals);
+      const committed = inputs.some((x) => x.committed);
+      return outAvals.map((a, i) => {
+        const aliased = plan.aliases.get(i);
+        const storage = aliased !== undefined ? storages[aliased]!.retain() : new Storage(backend, buffers[i]!);
+        return new Array(storage, a.shape, a.dtype, a.weakType, a.memorySpace ?? 'device', committed);
+      });
+    } finally {
+      for (const p of placed) if (p.moved) p.array.dispose();
+    }
   },
 };
 
@@ -81,7 +90,7 @@ export function arrayFromValues(values: ArrayLike<number | boolean>, shape: read
 }
 
 /** A new array from raw storage bytes. */
-export function arrayFromBytes(bytes: Uint8Array, shape: readonly number[], dtype: DType, weakType = false): Array {
-  const backend = defaultDevice().backend;
+export function arrayFromBytes(bytes: Uint8Array, shape: readonly number[], dtype: DType, weakType = false, device = defaultDevice()): Array {
+  const backend = device.backend;
   return new Array(new Storage(backend, backend.fromHost(bytes)), shape, dtype, weakType);
 }

@@ -7,9 +7,11 @@ import { kernelJson, kernelName } from '../compiler/kernel-ir.js';
 import type { BufferRef, Plan } from '../compiler/lower.js';
 import { renderC } from '../compiler/render/c.js';
 import { itemsize } from '../core/dtype.js';
+import type { ProgramPlan } from '../compiler/plan.js';
 import type { ShapedArray } from '../core/primitives.js';
 import { sizeOf } from '../core/shape.js';
 import type { Backend, DeviceBuffer } from './backend.js';
+import { Executable } from './cpu-executable.js';
 import { type CpuKernel, compileCpuKernel } from './kernel-cache.js';
 
 export class CpuBuffer implements DeviceBuffer {
@@ -40,7 +42,10 @@ export function compiledCpuKernelCount(): number {
 
 class CpuBackend implements Backend {
   readonly platform = 'cpu' as const;
+  /** CPU arenas and outputs are aligned to a cache line. */
+  readonly planAlignment = 64;
 
+  /** Both memory kinds are ordinary host memory on the CPU. */
   fromHost(bytes: Uint8Array): CpuBuffer {
     const copy = new ArrayBuffer(bytes.byteLength);
     new Uint8Array(copy).set(bytes);
@@ -76,6 +81,17 @@ class CpuBackend implements Backend {
     }
     return outs;
   }
+
+  devicePut(buffer: DeviceBuffer): CpuBuffer {
+    return this.fromHost(new Uint8Array((buffer as CpuBuffer).bytes));
+  }
+
+  compileProgram(plan: ProgramPlan): Executable {
+    return new Executable(plan);
+  }
+
+  /** CPU kernels run synchronously: a buffer is ready once it exists. */
+  blockUntilReadySync(): void {}
 
   free(buffer: DeviceBuffer): void {
     // ArrayBuffers are returned to the system by the garbage collector; drop our reference.

@@ -155,6 +155,8 @@ export interface CudaAddonFunctions {
 
   cudaCompile(source: string, name: string, options: readonly string[]): Promise<CudaCompileResult>;
   cudaCompileSync(source: string, name: string, options: readonly string[]): CudaCompileResult;
+  /** Compiles every job in parallel on native threads and returns when all are done: a result or an Error each. */
+  cudaCompileSyncMany(jobs: readonly (readonly [source: string, name: string, options: readonly string[]])[]): (CudaCompileResult | Error)[];
   cudaModuleLoad(device: CudaDeviceHandle, image: Uint8Array, label: string): CudaModuleHandle;
   cudaGetFunction(
     device: CudaDeviceHandle,
@@ -170,7 +172,8 @@ export interface CudaAddonFunctions {
   ): void;
 
   cudaProgramCreate(device: CudaDeviceHandle, spec: CudaProgramSpec): CudaProgramHandle;
-  cudaProgramRun(program: CudaProgramHandle, slots: readonly CudaBufferHandle[]): void;
+  /** Queues a run; offsets[i] (bytes) moves slot i's base into its buffer. */
+  cudaProgramRun(program: CudaProgramHandle, slots: readonly CudaBufferHandle[], offsets?: readonly number[]): void;
   cudaProgramStats(program: CudaProgramHandle): CudaProgramStats;
 
   testAllocatorCreate(kind: 'device' | 'host', limitBytes: number, capacityBytes: number): TestAllocatorHandle;
@@ -187,7 +190,7 @@ export interface CudaAddonFunctions {
 export const cudaAddonFunctionNames = [
   'cudaInit', 'cudaMemoryStats', 'cudaEmptyCache', 'cudaSynchronize', 'cudaSynchronizeSync', 'cudaMemGetInfo',
   'cudaAlloc', 'cudaFree', 'cudaBufferInfo', 'cudaFromHost', 'cudaToHost', 'cudaToHostSync', 'cudaCopy', 'cudaDevicePut',
-  'cudaBlockUntilReady', 'cudaMemset', 'cudaCompile', 'cudaCompileSync', 'cudaModuleLoad', 'cudaGetFunction',
+  'cudaBlockUntilReady', 'cudaMemset', 'cudaCompile', 'cudaCompileSync', 'cudaCompileSyncMany', 'cudaModuleLoad', 'cudaGetFunction',
   'cudaLaunch', 'cudaProgramCreate', 'cudaProgramRun', 'cudaProgramStats', 'testAllocatorCreate',
   'testAllocatorAlloc', 'testAllocatorFree', 'testAllocatorRecordUse', 'testAllocatorCompleteEvents',
   'testAllocatorStats', 'testAllocatorEmptyCache', 'testAllocatorSegments',

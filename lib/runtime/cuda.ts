@@ -11,6 +11,7 @@
 // toHostSync (dataSync) is the one synchronous path: it finishes queued work
 // now, compiling on this thread whatever has not compiled yet.
 import type { BufferRef, Plan } from '../compiler/lower.js';
+import type { ProgramPlan } from '../compiler/plan.js';
 import { kernelJson } from '../compiler/kernel-ir.js';
 import { type CudaKernelSource, renderCuda } from '../compiler/render/cuda.js';
 import { itemsize } from '../core/dtype.js';
@@ -19,11 +20,14 @@ import type { ShapedArray } from '../core/primitives.js';
 import { sizeOf } from '../core/shape.js';
 import type { Backend, DeviceBuffer } from './backend.js';
 import type {
-  CudaBufferHandle, CudaDeviceInfo, CudaFunctionHandle, CudaMemoryKind, CudaMemoryStats,
+  CudaBufferHandle, CudaDeviceInfo, CudaFunctionHandle, CudaMemoryKind, CudaMemoryStats, CudaProgramHandle,
 } from './cuda-addon.js';
+import { CudaExecutable } from './cuda-executable.js';
 import { Device } from './device.js';
 import { native } from './native.js';
-import { type CudaImage, type CudaTarget, compileCudaKernel, compileCudaKernelSync, cudaTarget, emulatorIdentity } from './nvrtc-cache.js';
+import {
+  type CudaImage, type CudaTarget, compileCudaKernel, compileCudaKernelSync, compileCudaKernelsSync, cudaTarget, emulatorIdentity,
+} from './nvrtc-cache.js';
 
 /** Whether jaxon can run on a GPU here, and why (not), in one line. */
 export function cudaAvailability(): { available: boolean; reason: string } {
@@ -89,10 +93,18 @@ interface PreparedLaunch {
 }
 
 interface Job {
+  kind: 'job';
   launches: PreparedLaunch[];
   inputs: CudaBuffer[];
   outputs: CudaBuffer[];
   temps: CudaBuffer[];
+  done: boolean;
+}
+
+/** A free or a copy queued behind jobs that wait for their kernels. */
+interface Action {
+  kind: 'action';
+  run: () => void;
   done: boolean;
 }
 
@@ -111,16 +123,98 @@ function render(kernel: Plan['launches'][number]['kernel'], params: readonly num
 
 export class CudaBackend implements Backend {
   readonly platform = 'cuda' as const;
+  /** Arena offsets are 256-byte aligned, like cudaMalloc's pointers (vector loads, TMA). */
+  readonly planAlignment = 256;
   readonly target: CudaTarget;
+  /** Native programs of one copy of N bytes (slots [dst, src]), for copies between regions of buffers. */
+  #copyPrograms = new Map<number, CudaProgramHandle>();
+  #staging: CudaBuffer | undefined;
   #functions = new Map<string, LoadedKernel>();
   #loading = new Map<string, Promise<LoadedKernel>>();
-  #pending: Job[] = [];
+  #pending: (Job | Action)[] = [];
   #tail: Promise<void> = Promise.resolve();
 
   constructor(readonly info: CudaDeviceInfo) {
     const probe = native().cudaProbe();
     const target = cudaTarget(info.computeCapability, probe.nvrtcVersion, probe.nvrtcArchs);
     this.target = probe.emulated ? { ...target, emulator: emulatorIdentity(probe.library) } : target;
+  }
+
+  /** Compiles a program planned with planAlignment (cuda-executable.ts). */
+  compileProgram(plan: ProgramPlan): CudaExecutable {
+    return new CudaExecutable(this, plan);
+  }
+
+  /** A new buffer of a memory kind (its contents undefined). */
+  allocate(nbytes: number, memoryKind: CudaMemoryKind = 'device'): CudaBuffer {
+    return this.#alloc(nbytes, memoryKind);
+  }
+
+  /** A new CudaBuffer owning another's memory (a donation); the old one no longer frees it. */
+  adopt(buffer: CudaBuffer): CudaBuffer {
+    const handle = buffer.release();
+    if (!handle) throw new Error(`CudaBackend.adopt: the buffer (${buffer.nbytes} bytes) was freed`);
+    return new CudaBuffer(handle, buffer.nbytes, buffer.memoryKind);
+  }
+
+  /** The buffer as a CudaBuffer, or a TypeError naming `fn`. */
+  own(buffer: DeviceBuffer, fn: string): CudaBuffer {
+    return this.#own(buffer, fn);
+  }
+
+  /** Runs queued work (kernels still compiling) now, so what comes next is ordered after it. */
+  flush(): void {
+    this.#drainSync();
+  }
+
+  /** Loads kernels, compiling those not cached in one parallel NVRTC batch; returns the functions by source. */
+  loadKernelsSync(sources: readonly CudaKernelSource[]): Map<string, CudaFunctionHandle> {
+    const missing = [...new Map(sources.filter((s) => !this.#functions.has(s.source)).map((s) => [s.source, s])).values()];
+    if (missing.length) {
+      const images = compileCudaKernelsSync(missing.map((s) => ({ name: s.name, source: s.source })), this.target);
+      missing.forEach((s, i) => this.#install(s, images[i]!));
+    }
+    return new Map(sources.map((s) => [s.source, this.#functions.get(s.source)!.fn]));
+  }
+
+  /** Copies `bytes` bytes between two (buffer, offset) regions on the compute stream. */
+  copyRegion(dst: { buffer: CudaBuffer; offset: number }, src: { buffer: CudaBuffer; offset: number }, bytes: number): void {
+    if (bytes === 0) return;
+    let program = this.#copyPrograms.get(bytes);
+    if (!program) {
+      program = native().cudaProgramCreate(this.info.handle, {
+        slotBytes: [bytes, bytes], arenaBytes: 0, events: 0, graph: false,
+        ops: [{ op: 'copy', stream: 'compute', dst: [0, 0], src: [1, 0], bytes }],
+      });
+      this.#copyPrograms.set(bytes, program);
+    }
+    native().cudaProgramRun(program, [dst.buffer.handle, src.buffer.handle], [dst.offset, src.offset]);
+  }
+
+  /** Reads `bytes` (at most 16) at a region back to the host, waiting for the work that writes them. */
+  #readBack(src: { buffer: CudaBuffer; offset: number }, bytes: number): Uint8Array {
+    this.#staging ??= this.#alloc(16, 'device');
+    this.copyRegion({ buffer: this.#staging, offset: 0 }, src, bytes);
+    return new Uint8Array(native().cudaToHostSync(this.#staging.handle), 0, bytes);
+  }
+
+  /** A byte of device memory (a while loop's predicate), on the host. */
+  readByte(src: { buffer: CudaBuffer; offset: number }): number {
+    return this.#readBack(src, 1)[0]!;
+  }
+
+  /** An int32 of device memory (cond's branch index), on the host. */
+  readInt32(src: { buffer: CudaBuffer; offset: number }): number {
+    const b = this.#readBack(src, 4);
+    return new DataView(b.buffer, b.byteOffset, 4).getInt32(0, true);
+  }
+
+  /** Waits, blocking this thread, until the buffer's contents are computed. */
+  blockUntilReadySync(buffer: DeviceBuffer): void {
+    const b = this.#own(buffer, 'blockUntilReady');
+    this.#drainSync();
+    if (b.error !== undefined) throw b.error;
+    native().cudaSynchronizeSync(this.info.handle);
   }
 
   fromHost(bytes: Uint8Array, memoryKind: CudaMemoryKind = 'device'): CudaBuffer {
@@ -168,7 +262,7 @@ export class CudaBackend implements Backend {
       const outs = outputs.map((o, i) => {
         const aliased = plan.aliases.get(i);
         if (aliased !== undefined) return ins[aliased]!;
-        const b = this.#alloc(sizeOf(o.shape) * itemsize(o.dtype), 'device');
+        const b = this.#alloc(sizeOf(o.shape) * itemsize(o.dtype), o.memorySpace ?? 'device');
         created.push(b);
         return b;
       });
@@ -185,7 +279,7 @@ export class CudaBackend implements Backend {
         }
       };
       const launches = plan.launches.map((l) => ({ source: render(l.kernel, l.params), buffers: l.buffers.map(resolve) }));
-      const job: Job = { launches, inputs: ins, outputs: outs, temps, done: false };
+      const job: Job = { kind: 'job', launches, inputs: ins, outputs: outs, temps, done: false };
       const missing = [...new Set(launches.map((l) => l.source.source).filter((s) => !this.#functions.has(s)))];
       if (this.#pending.length === 0 && missing.length === 0) {
         this.#run(job);
@@ -242,15 +336,31 @@ export class CudaBackend implements Backend {
     if (handle) native().cudaFree(handle);
   }
 
-  // Runs `action` now when nothing is queued, else after the queued work.
+  // Runs `action` now when nothing is queued, else after the queued work (in order, also when drained synchronously).
   #whenQueueAllows(action: () => void): void {
     if (this.#pending.length === 0) {
       call(action);
       return;
     }
-    this.#tail = this.#tail.then(action).catch(() => {
+    const entry: Action = { kind: 'action', run: action, done: false };
+    this.#pending.push(entry);
+    this.#tail = this.#tail.then(() => this.#runAction(entry));
+  }
+
+  #runAction(entry: Action): void {
+    this.#forget(entry);
+    if (entry.done) return;
+    entry.done = true;
+    try {
+      entry.run();
+    } catch {
       // Frees and copies after a failed job: the buffers carry the error.
-    });
+    }
+  }
+
+  #forget(entry: Job | Action): void {
+    const i = this.#pending.indexOf(entry);
+    if (i >= 0) this.#pending.splice(i, 1);
   }
 
   #run(job: Job): void {
@@ -273,7 +383,7 @@ export class CudaBackend implements Backend {
     const loads = Promise.all(missing.map((s) => this.#load(s)));
     loads.catch(() => {}); // handled below, once the queue reaches this job
     const settle = (error?: unknown) => {
-      this.#pending.splice(this.#pending.indexOf(job), 1);
+      this.#forget(job);
       if (job.done) return; // toHostSync ran it already
       if (error === undefined) {
         try {
@@ -315,19 +425,36 @@ export class CudaBackend implements Backend {
     return loaded;
   }
 
-  // Runs queued jobs now, compiling their kernels on this thread (dataSync only).
+  // Runs queued work now, in order, compiling the kernels it still lacks in one parallel batch while this thread waits.
   #drainSync(): void {
-    for (const job of [...this.#pending]) {
-      if (job.done) continue;
+    if (this.#pending.length === 0) return;
+    const entries = [...this.#pending];
+    this.#pending = [];
+    const missing = entries.flatMap((e) => (e.kind === 'job' && !e.done ? e.launches.map((l) => l.source) : []))
+      .filter((s) => !this.#functions.has(s.source));
+    let batchError: unknown;
+    if (missing.length) {
       try {
-        for (const { source } of job.launches) {
+        this.loadKernelsSync(missing);
+      } catch (error) {
+        batchError = error; // each job below compiles what it needs on its own and takes its own error
+      }
+    }
+    for (const entry of entries) {
+      if (entry.done) continue;
+      if (entry.kind === 'action') {
+        this.#runAction(entry);
+        continue;
+      }
+      try {
+        for (const { source } of entry.launches) {
           if (!this.#functions.has(source.source)) this.#install(source, compileCudaKernelSync(source.name, source.source, this.target));
         }
-        this.#run(job);
+        this.#run(entry);
       } catch (error) {
-        job.done = true;
-        for (const b of job.outputs) if (!job.inputs.includes(b)) b.error = translate(error);
-        for (const t of job.temps) this.#freeNow(t);
+        entry.done = true;
+        for (const b of entry.outputs) if (!entry.inputs.includes(b)) b.error = translate(error ?? batchError);
+        for (const t of entry.temps) this.#freeNow(t);
       }
     }
   }

@@ -1,5 +1,6 @@
-// Devices jaxon can place arrays on. This first cut has the CPU device; the
-// CUDA backend adds GPUs. Every device offers JAX's memory kinds 'device'
+// Devices jaxon can place arrays on, and the platforms as in JAX: the CUDA
+// devices are the default where a GPU (or jaxon's emulated one) and NVRTC
+// are found, else the CPU; JAXON_PLATFORMS chooses like JAX_PLATFORMS. Every device offers JAX's memory kinds 'device'
 // (its default memory) and 'pinned_host' (page-locked host memory it can
 // reach); on the CPU both are ordinary host memory, so programs that move
 // data between kinds run, and are tested, without a GPU.
@@ -8,7 +9,10 @@ import { storageStats } from '../core/memory.js';
 import { MEMORY_KINDS, type MemoryKind } from '../core/primitives.js';
 import { cpuBackend } from './cpu.js';
 import type { Backend } from './backend.js';
+import { installDeviceHooks } from '../core/array.js';
+import { SingleDeviceSharding } from '../sharding/index.js';
 import { native } from './native.js';
+import { createCudaDevice } from './cuda.js';
 
 /** One memory space of a device (jax.Device.memory(kind)): where arrays of that memory kind live. */
 export class Memory {
@@ -80,31 +84,140 @@ export class Device {
   }
 }
 
-const cpuDevice = new Device(0, 'cpu', 'cpu', cpuBackend);
-
-export function devices(backend?: 'cpu' | 'cuda'): Device[] {
-  if (backend === undefined || backend === 'cpu') return [cpuDevice];
-  throw new Error(`jax.devices: backend 'cuda' is not available: ${environmentInfo().cuda}`);
-}
-
-export function defaultDevice(): Device {
-  return cpuDevice;
-}
-
-export function defaultBackend(): 'cpu' | 'cuda' {
-  return 'cpu';
-}
-
-/** What jaxon found on this machine, one line per item. */
-export function environmentInfo(): { platform: string; cuda: string; node: string } {
-  let cuda: string;
-  try {
-    const probe = native().cudaProbe();
-    cuda = probe.available
-      ? `${probe.reason}; the CUDA backend (runtime/cuda.ts) is not the default device yet, running on the CPU`
-      : `running on the CPU because ${probe.reason}`;
-  } catch (error) {
-    cuda = `running on the CPU because the native addon failed to load: ${(error as Error).message}`;
+// Made on first use: modules that import each other (cpu.ts, its executable, core) may still be loading now.
+let cpuDeviceMemo: Device | undefined;
+function cpuDevice(): Device {
+  if (!cpuDeviceMemo) {
+    cpuDeviceMemo = new Device(0, 'cpu', 'cpu', cpuBackend);
+    deviceOfBackend.set(cpuBackend, cpuDeviceMemo);
   }
-  return { platform: defaultBackend(), cuda, node: process.version };
+  return cpuDeviceMemo;
 }
+
+export type PlatformName = 'cpu' | 'cuda';
+
+/** Devices by backend, so an array's buffer tells its device. */
+const deviceOfBackend = new Map<Backend, Device>();
+
+/** The device a backend belongs to (each device has its own backend). */
+export function deviceOf(backend: Backend): Device {
+  if (backend === cpuBackend) return cpuDevice();
+  const device = deviceOfBackend.get(backend);
+  if (!device) throw new Error(`jaxon: internal error: a buffer's backend (${backend.platform}) belongs to no known device`);
+  return device;
+}
+
+interface Platforms {
+  /** the platforms in priority order; the first is the default */
+  readonly order: PlatformName[];
+  /** one line: which platform runs and why */
+  readonly why: string;
+}
+
+let platforms: Platforms | undefined;
+let cudaDevices: Device[] | undefined;
+let cudaProblem: string | undefined;
+
+/** JAXON_PLATFORMS (like JAX_PLATFORMS): 'cpu', 'cuda', 'cuda,cpu'; null when unset. */
+function requestedPlatforms(): PlatformName[] | null {
+  const raw = process.env['JAXON_PLATFORMS'];
+  if (raw === undefined || raw.trim() === '') return null;
+  const names = raw.split(',').map((n) => n.trim().toLowerCase()).filter((n) => n !== '');
+  return names.map((n) => {
+    if (n === 'cpu' || n === 'cuda') return n;
+    if (n === 'gpu') return 'cuda';
+    throw new ValueError(`JAXON_PLATFORMS=${raw}: unknown platform ${JSON.stringify(n)} (the platforms are 'cpu' and 'cuda')`);
+  });
+}
+
+/** The CUDA devices, initialized on first use; undefined (and cudaProblem set) when CUDA cannot run here. */
+function cudaDeviceList(): Device[] | undefined {
+  if (cudaDevices || cudaProblem !== undefined) return cudaDevices;
+  let probe: ReturnType<ReturnType<typeof native>['cudaProbe']>;
+  try {
+    probe = native().cudaProbe();
+  } catch (error) {
+    cudaProblem = `the native addon failed to load: ${(error as Error).message}`;
+    return undefined;
+  }
+  if (!probe.available) {
+    cudaProblem = probe.reason;
+    return undefined;
+  }
+  try {
+    const list: Device[] = [];
+    for (let ordinal = 0; ordinal < probe.deviceCount; ordinal++) {
+      const device = createCudaDevice(ordinal);
+      deviceOfBackend.set(device.backend, device);
+      list.push(device);
+    }
+    cudaDevices = list;
+  } catch (error) {
+    cudaProblem = `the CUDA device failed to initialize: ${(error as Error).message}`;
+  }
+  return cudaDevices;
+}
+
+function resolvePlatforms(): Platforms {
+  if (platforms) return platforms;
+  const requested = requestedPlatforms();
+  const raw = process.env['JAXON_PLATFORMS'];
+  if (requested === null) {
+    const cuda = cudaDeviceList();
+    platforms = cuda
+      ? { order: ['cuda', 'cpu'], why: `running on cuda: ${native().cudaProbe().reason}` }
+      : { order: ['cpu'], why: `running on the CPU because ${cudaProblem}` };
+  } else {
+    if (requested.includes('cuda') && !cudaDeviceList()) {
+      throw new Error(`JAXON_PLATFORMS=${raw} asks for cuda, which is not available here: ${cudaProblem}`);
+    }
+    const order = [...new Set(requested)];
+    platforms = {
+      order,
+      why: order[0] === 'cuda'
+        ? `running on cuda (JAXON_PLATFORMS=${raw}): ${native().cudaProbe().reason}`
+        : `running on the CPU (JAXON_PLATFORMS=${raw})${cudaDeviceList() ? '' : `; CUDA: ${cudaProblem}`}`,
+    };
+  }
+  return platforms;
+}
+
+/**
+ * jax.devices(backend?): the default platform's devices, or those of 'cpu' /
+ * 'cuda' (also 'gpu'). The CPU device is always there; asking for CUDA where
+ * it cannot run says why.
+ */
+export function devices(backend?: PlatformName | 'gpu'): Device[] {
+  if (backend === undefined) {
+    const first = resolvePlatforms().order[0]!;
+    return first === 'cuda' ? [...cudaDeviceList()!] : [cpuDevice()];
+  }
+  if (backend === 'cpu') return [cpuDevice()];
+  if (backend === 'cuda' || backend === 'gpu') {
+    const list = cudaDeviceList();
+    if (!list) throw new ValueError(`jax.devices: backend 'cuda' is not available: ${cudaProblem}`);
+    return [...list];
+  }
+  throw new ValueError(`jax.devices: unknown backend ${show(backend)} (the backends are 'cpu' and 'cuda')`);
+}
+
+/** Where arrays go when nothing says otherwise: the first device of the default platform. */
+export function defaultDevice(): Device {
+  return devices()[0]!;
+}
+
+export function defaultBackend(): PlatformName {
+  return resolvePlatforms().order[0]!;
+}
+
+/** What jaxon runs on, and why, in one line each. */
+export function environmentInfo(): { platform: PlatformName; cuda: string; node: string } {
+  return { platform: defaultBackend(), cuda: resolvePlatforms().why, node: process.version };
+}
+
+// How an Array finds its device and sharding (core imports nothing above it).
+installDeviceHooks({
+  deviceOf,
+  defaultDevice,
+  sharding: (device, memoryKind) => new SingleDeviceSharding(device, { memoryKind }),
+});

@@ -309,3 +309,36 @@ export function compileCudaKernelSync(name: string, source: string, target: Cuda
   memoryCache.set(key, compiled);
   return compiled;
 }
+
+/**
+ * Compiles many kernels for a caller that needs them all before it can go on
+ * (a jit executable): cache hits come from memory or disk, the misses compile
+ * in one parallel NVRTC batch on native threads while this thread waits.
+ */
+export function compileCudaKernelsSync(kernels: readonly { name: string; source: string }[], target: CudaTarget): CudaImage[] {
+  const out: (CudaImage | undefined)[] = kernels.map(({ name, source }) => {
+    checkKernel('compileCudaKernelsSync', name, source);
+    return cached(name, source, target).image;
+  });
+  const misses = kernels.map((k, i) => ({ ...k, i })).filter(({ i }) => out[i] === undefined);
+  if (misses.length) {
+    const started = performance.now();
+    const results = native().cudaCompileSyncMany(misses.map((m) => [m.source, m.name, nvrtcOptions(target)] as const));
+    const elapsed = performance.now() - started;
+    results.forEach((result, j) => {
+      const { name, source, i } = misses[j]!;
+      if (result instanceof Error) {
+        // an architecture NVRTC refuses, or a real error: the one-kernel path retries as PTX or throws with the log
+        if (target.kind === 'cubin' && refusedArch(result)) out[i] = compileCudaKernelSync(name, source, target);
+        else throw result;
+        return;
+      }
+      stats.compiles++;
+      const compiled = store(name, source, imageKey(name, source, target), target, result);
+      memoryCache.set(imageKey(name, source, target), compiled);
+      out[i] = compiled;
+    });
+    stats.compileMs += elapsed;
+  }
+  return out as CudaImage[];
+}

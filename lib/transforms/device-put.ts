@@ -18,6 +18,7 @@ import { Device, defaultDevice } from '../runtime/device.js';
 import { Sharding } from '../sharding/index.js';
 import { broadcastPrefix } from '../sharding/tree-prefix.js';
 import { findTopMain } from '../trace/core.js';
+import { copyToDevice } from '../runtime/placement.js';
 
 /** jax.memory.Space: the memory kinds by JAX's names (Space.Host is 'pinned_host'). */
 export const memory = Object.freeze({ Space: Object.freeze({ Device: 'device', Host: 'pinned_host' } as const) });
@@ -48,26 +49,36 @@ const FN = 'jax.devicePut';
 const isPlacement = (x: unknown): x is Placement =>
   x === null || x === undefined || x instanceof Device || x instanceof Sharding || typeof x === 'string';
 
-/** The memory kind a placement asks for (null: keep the value's), after checking it fits a value of `shape`. */
-export function placementKind(fn: string, placement: Placement, shape: readonly number[]): MemoryKind | null {
-  if (placement === null || placement === undefined) return null;
-  if (placement instanceof Device) {
-    if (placement !== defaultDevice()) throw new ValueError(`${fn}: ${placement} is not a device of this process (jax.devices(): ${defaultDevice()})`);
-    return placement.defaultMemory().kind;
-  }
+interface Target {
+  /** the device asked for (the value commits to it), or null: the value's own */
+  device: Device | null;
+  /** the memory kind asked for, or null: the value's own */
+  kind: MemoryKind | null;
+}
+
+/** Where a placement sends a value of `shape`, after checking it fits. */
+export function placementTarget(fn: string, placement: Placement, shape: readonly number[]): Target {
+  if (placement === null || placement === undefined) return { device: null, kind: null };
+  if (placement instanceof Device) return { device: placement, kind: placement.defaultMemory().kind };
   if (placement instanceof Sharding) {
-    for (const d of placement.devices) {
-      if (d !== defaultDevice()) throw new ValueError(`${fn}: the sharding ${placement} uses ${d}, which is not a device of this process`);
+    const [device, ...others] = placement.devices;
+    if (!device || others.some((d) => d !== device)) {
+      throw new ValueError(`${fn}: the sharding ${placement} spans ${placement.devices.length} devices; jaxon places an array on one device`);
     }
     placement.checkShape(fn, shape);
-    return placement.memoryKind;
+    return { device, kind: placement.memoryKind };
   }
   try {
-    return defaultDevice().memory(placement).kind;
+    return { device: null, kind: defaultDevice().memory(placement).kind };
   } catch (error) {
     if (error instanceof ValueError) throw new ValueError(`${fn}: ${error.message}`);
     throw error;
   }
+}
+
+/** The memory kind a placement asks for (null: keep the value's), after checking it fits a value of `shape`. */
+export function placementKind(fn: string, placement: Placement, shape: readonly number[]): MemoryKind | null {
+  return placementTarget(fn, placement, shape).kind;
 }
 
 /** A copy of `x`'s buffer reference in another memory space (on the CPU every kind is host memory). */
@@ -79,29 +90,40 @@ function putLeaf(leaf: unknown, placement: Placement, index: number, donate: boo
   if (!(leaf instanceof Array)) {
     if (!isArrayLike(leaf)) throw new TypeError(`${FN}: leaf ${index} of x must be an Array, a number, a boolean or a TypedArray, got ${show(leaf)}`);
     const fresh = toArray(FN, leaf, `leaf ${index} of x`);
-    const dst = placementKind(FN, placement, fresh.shape) ?? 'device';
-    if (dst === fresh.memorySpace) return fresh;
-    // inside a trace the constant is staged and the transfer recorded; eagerly the new buffer is simply made in place
-    if (findTopMain([fresh]) !== null) {
-      const out = bind1('device_put', [fresh], { srcKind: fresh.memorySpace, dstKind: dst });
-      fresh.dispose();
-      return out;
-    }
-    const out = sameBuffer(fresh, dst);
-    fresh.dispose();
+    const out = putLeaf(fresh, placement, index, false, true);
+    if (out !== fresh) fresh.dispose();
     return out;
   }
+  const target = placementTarget(FN, placement, leaf.shape);
   const src = leaf.memorySpace;
-  const dst = placementKind(FN, placement, leaf.shape) ?? src;
+  const dst = target.kind ?? src;
   if (findTopMain([leaf]) !== null) return bind1('device_put', [leaf], { srcKind: src, dstKind: dst });
   leaf.storage(FN);
+  // another device: the bytes move there (the copy is committed to it), then change memory kind there if asked
+  if (target.device && target.device !== leaf.device) {
+    const moved = copyToDevice(leaf, target.device, true);
+    if (donate) leaf.markDonated();
+    if (moved.memorySpace === dst) return moved;
+    const out = commit(bind1('device_put', [moved], { srcKind: moved.memorySpace, dstKind: dst }));
+    moved.dispose();
+    return out;
+  }
+  const committed = target.device !== null;
   if (src === dst && mayAlias !== false) {
-    const out = sameBuffer(leaf, dst);
+    const out = committed ? commit(sameBuffer(leaf, dst)) : sameBuffer(leaf, dst);
     if (donate) leaf.markDonated();
     return out;
   }
-  const out = bind1('device_put', [leaf], { srcKind: src, dstKind: dst });
+  const copied = bind1('device_put', [leaf], { srcKind: src, dstKind: dst });
   if (donate) leaf.markDonated();
+  return committed ? commit(copied) : copied;
+}
+
+/** The same buffer, committed to its device (devicePut to a device or sharding commits, as in JAX). */
+function commit(x: Array): Array {
+  if (x.committed) return x;
+  const out = new Array(x.storage(FN).retain(), x.shape, x.dtype, x.weakType, x.memorySpace, true);
+  x.dispose();
   return out;
 }
 

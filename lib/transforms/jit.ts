@@ -11,8 +11,10 @@ import { flatten, type PyTree, type TreeDef, treeDefToString, unflatten } from '
 import type { ShapedArray } from '../core/primitives.js';
 import { type DType, isDType } from '../core/dtype.js';
 import { isArrayLike, toArray } from '../lax/coerce.js';
-import { type Executable, compileJaxpr } from '../compiler/executable.js';
-import { defaultDevice } from '../runtime/device.js';
+import type { ProgramExecutable } from '../runtime/backend.js';
+import { type Device, defaultDevice } from '../runtime/device.js';
+import { computationDevice, onDevice } from '../runtime/placement.js';
+import { compileForDevice } from '../runtime/program.js';
 import { findTopMain } from '../trace/core.js';
 import { ClosedJaxpr, evalJaxpr } from '../trace/jaxpr.js';
 import { flattenFunction, traceToJaxpr } from '../trace/jaxpr-trace.js';
@@ -33,8 +35,10 @@ interface CacheEntry {
   avals: ShapedArray[];
   /** flat argument indices donated to the call */
   donated: ReadonlySet<number>;
-  /** compiled on the first concrete call */
-  executable?: Executable;
+  /** compiled on the first concrete call on each device */
+  executables: Map<Device, ProgramExecutable>;
+  /** the constants copied to devices other than their own, kept with the trace */
+  movedConsts: Map<Device, Array[]>;
 }
 
 export interface Jitted<F extends (...args: never[]) => unknown> {
@@ -44,7 +48,7 @@ export interface Jitted<F extends (...args: never[]) => unknown> {
   /** Number of distinct signatures traced so far. */
   readonly cacheSize: number;
   /** The compiled program for these arguments (compiled and cached like a call would be). */
-  executable(...args: Parameters<F>): Executable;
+  executable(...args: Parameters<F>): ProgramExecutable;
   /** Number of kernel launch sites in the compiled program for these arguments (a loop body's kernels count once). */
   kernelCount(...args: Parameters<F>): number;
   /** Traces for these arguments (arrays, or ShapeDtypeStructs: nothing is allocated) and lowers for a platform (default: the default device's; 'cuda' works without a GPU). */
@@ -143,41 +147,71 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
       };
       const { flat, outTree } = flattenFunction(call as never, inTree);
       const closed = traceToJaxpr(flat, avals);
-      entry = { closed, outTree: outTree(), inTree, avals, donated };
+      entry = { closed, outTree: outTree(), inTree, avals, donated, executables: new Map(), movedConsts: new Map() };
       // a jaxpr that closes over an outer transformation's tracers is valid only inside that transformation
       if (!closed.consts.some((c) => c.isTracer)) cache.set(key, entry);
     }
     return { entry, arrays, leaves, donated };
   };
 
-  const compiled = (entry: CacheEntry): Executable => {
-    entry.executable ??= compileJaxpr(entry.closed.jaxpr, entry.closed.consts, entry.donated);
-    return entry.executable;
+  const compiled = (entry: CacheEntry, device: Device = defaultDevice()): ProgramExecutable => {
+    let executable = entry.executables.get(device);
+    if (!executable) {
+      executable = compileForDevice(device, entry.closed.jaxpr, constsOn(entry, device), entry.donated);
+      entry.executables.set(device, executable);
+    }
+    return executable;
   };
 
-  const wrapped = ((...args: unknown[]) => {
+  // closed-over constants live where they were made; a call on another device uses copies made once
+  const constsOn = (entry: CacheEntry, device: Device): Array[] => {
+    const consts = entry.closed.consts;
+    if (consts.every((c) => c.device === device)) return consts;
+    let moved = entry.movedConsts.get(device);
+    if (!moved) {
+      moved = consts.map((c) => onDevice(c, device).array);
+      entry.movedConsts.set(device, moved);
+    }
+    return moved;
+  };
+
+  // the device a call runs on: its committed arguments' device, else the default one
+  const callDevice = (arrays: (Array | null)[]): Device => computationDevice('jax.jit', arrays.filter((a): a is Array => a !== null));
+
+  const invoke = (args: unknown[], on?: Device) => {
     const { entry, arrays: maybe, leaves, donated } = prepare(args);
     // a call always passes values (only lower() passes ShapeDtypeStructs)
     const arrays = maybe as Array[];
     // Tracers among the arguments, or a jit tracing around us: stage the equations into that trace.
     const concrete = findTopMain(arrays) === null;
-    const executable = concrete ? compiled(entry) : null;
-    const outs = executable ? executable.run(arrays, entry.closed.consts, defaultDevice().backend) : evalJaxpr(entry.closed.jaxpr, entry.closed.consts, arrays);
-    if (concrete) {
-      // arrays made from JS numbers for this call are ours to free (outputs hold their own references)
-      arrays.forEach((a, i) => {
-        if (!(leaves[i] instanceof Array)) a.dispose();
+    if (!concrete) return unflatten(entry.outTree, evalJaxpr(entry.closed.jaxpr, entry.closed.consts, arrays));
+    const device = on ?? callDevice(arrays);
+    const executable = compiled(entry, device);
+    const placed = arrays.map((a) => onDevice(a, device));
+    let outs: Array[];
+    try {
+      outs = executable.run(placed.map((p) => p.array), constsOn(entry, device));
+    } finally {
+      // copies to the device, and arrays made from JS numbers for this call, are ours to free (outputs hold their own references)
+      placed.forEach((p, i) => {
+        if (p.moved && !p.array.isDisposed) p.array.dispose();
+        if (!(leaves[i] instanceof Array)) arrays[i]!.dispose();
       });
-      // only the caller's Arrays are donated; numbers converted for the call are not theirs
-      const consumed = executable!.plan.consumedArguments();
-      for (const i of donated) if (leaves[i] instanceof Array && consumed.has(i)) arrays[i]!.markDonated();
     }
+    // only the caller's Arrays are donated (not numbers converted for the call, nor arrays that had to move)
+    const consumed = executable.plan.consumedArguments();
+    for (const i of donated) if (leaves[i] instanceof Array && !placed[i]!.moved && consumed.has(i)) arrays[i]!.markDonated();
     return unflatten(entry.outTree, outs);
-  }) as unknown as Jitted<F>;
+  };
+  const wrapped = ((...args: unknown[]) => invoke(args)) as unknown as Jitted<F>;
   Object.defineProperty(wrapped, 'trace', { value: (...args: unknown[]) => prepare(args).entry.closed });
   Object.defineProperty(wrapped, 'cacheSize', { get: () => cache.size });
-  Object.defineProperty(wrapped, 'executable', { value: (...args: unknown[]) => compiled(prepare(args).entry) });
-  Object.defineProperty(wrapped, 'kernelCount', { value: (...args: unknown[]) => compiled(prepare(args).entry).kernelCount });
+  const executableFor = (args: unknown[]) => {
+    const { entry, arrays } = prepare(args);
+    return compiled(entry, callDevice(arrays));
+  };
+  Object.defineProperty(wrapped, 'executable', { value: (...args: unknown[]) => executableFor(args) });
+  Object.defineProperty(wrapped, 'kernelCount', { value: (...args: unknown[]) => executableFor(args).kernelCount });
   Object.defineProperty(wrapped, 'lower', {
     value: (...args: unknown[]) => {
       const last = args[args.length - 1];
@@ -192,7 +226,7 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
       }
       const { entry } = prepare(args, true);
       if (entry.closed.consts.some((c) => c.isTracer)) throw new ValueError('jax.jit(...).lower: cannot lower a function that closes over values being traced by an outer transformation');
-      return new Lowered(entry.closed, { platform, inTree: entry.inTree, outTree: entry.outTree, avals: entry.avals, donated: entry.donated, fn: fn.name || 'fn', cpuExecutable: () => compiled(entry), call: (...a: unknown[]) => (wrapped as unknown as (...x: unknown[]) => unknown)(...a) });
+      return new Lowered(entry.closed, { platform, inTree: entry.inTree, outTree: entry.outTree, avals: entry.avals, donated: entry.donated, fn: fn.name || 'fn', executable: (device: Device) => compiled(entry, device), call: (device: Device, a: unknown[]) => invoke(a, device) });
     },
   });
   return wrapped;

@@ -7,7 +7,7 @@
 // (c) hand-built IR for what (a) and (b) do not reach yet: fused reductions
 // with final outputs, dot epilogues, every reduction strategy, a 64-bit-index
 // elementwise kernel. Nothing runs: jaxprs are traced on zero-filled arrays.
-import type { DType } from '../../lib/core/dtype.js';
+import { type DType, itemsize } from '../../lib/core/dtype.js';
 import {
   type Primitive, type ShapedArray, BINARY_PRIMITIVES, COMPARE_PRIMITIVES, UNARY_PRIMITIVES, abstractEval, aval,
 } from '../../lib/core/primitives.js';
@@ -22,7 +22,11 @@ export interface CatalogueEntry {
   label: string;
   kernel: Kernel;
   params: number[];
+  /** bytes of each buffer in the kernel's ABI order, where known (lowered primitives and fused programs) */
+  bufferBytes?: number[];
 }
+
+const bytesOf = (dtype: DType, size: number) => size * itemsize(dtype);
 
 /** Primitives lower.ts handles without a kernel (aliases) or as programs (control flow, remat). */
 export const PRIMITIVES_WITHOUT_KERNELS: readonly Primitive[] = ['reshape', 'squeeze', 'stop_gradient', 'name', 'scan', 'while', 'cond', 'checkpoint'];
@@ -39,10 +43,16 @@ const describe = (a: ShapedArray) => `${a.dtype}[${a.shape.join(',')}]`;
 function lowered(prim: Primitive, ins: ShapedArray[], params: object, note = ''): CatalogueEntry[] {
   const outs = (abstractEval[prim] as (a: ShapedArray[], p: object) => ShapedArray[])(ins, params);
   const plan = lowerPrimitive(prim, ins, outs, params as never);
+  const sizeOf = (shape: readonly number[]) => shape.reduce((n, d) => n * d, 1);
   return plan.launches.map((l, i) => ({
     label: `${prim}(${ins.map(describe).join(', ')})${note}${plan.launches.length > 1 ? ` launch ${i}` : ''}`,
     kernel: l.kernel,
     params: l.params,
+    bufferBytes: l.buffers.map((b) => {
+      if (b.kind === 'input') return bytesOf(ins[b.index]!.dtype, sizeOf(ins[b.index]!.shape));
+      if (b.kind === 'output') return bytesOf(outs[b.index]!.dtype, sizeOf(outs[b.index]!.shape));
+      return bytesOf(plan.temps[b.index]!.dtype, plan.temps[b.index]!.size);
+    }),
   }));
 }
 
@@ -170,12 +180,15 @@ function primitiveEntries(): CatalogueEntry[] {
 function fused(label: string, f: (...args: never[]) => unknown, ...args: unknown[]): CatalogueEntry[] {
   const closed = jax.makeJaxpr(f)(...args);
   // Program.steps (launches, control-flow calls, copies); older programs listed only `launches`
-  type Step = { kind?: string; kernel?: Kernel; params?: number[]; label: string };
-  const program = fuseJaxpr(closed.jaxpr) as unknown as { steps?: Step[]; launches?: Step[] };
+  type Step = { kind?: string; kernel?: Kernel; params?: number[]; label: string; buffers?: number[] };
+  const program = fuseJaxpr(closed.jaxpr) as unknown as { steps?: Step[]; launches?: Step[]; buffers?: { dtype: DType; size: number }[] };
   const steps = program.steps ?? program.launches ?? [];
   return steps
     .filter((s) => (s.kind === undefined || s.kind === 'launch') && s.kernel)
-    .map((s, i) => ({ label: `${label} #${i}: ${s.label}`, kernel: s.kernel!, params: s.params! }));
+    .map((s, i) => ({
+      label: `${label} #${i}: ${s.label}`, kernel: s.kernel!, params: s.params!,
+      ...(s.buffers && program.buffers ? { bufferBytes: s.buffers.map((id) => bytesOf(program.buffers![id]!.dtype, program.buffers![id]!.size)) } : {}),
+    }));
 }
 
 function programEntries(): CatalogueEntry[] {
@@ -342,6 +355,30 @@ function irEntries(): CatalogueEntry[] {
     params: [1, 3e9, 0, 1, 3e9, 1],
   });
   return out;
+}
+
+/** The dtypes of a kernel's buffers in ABI order, and how many lead as outputs (from kernel-ir.ts, not from the renderer). */
+export function bufferLayout(k: Kernel): { dtypes: DType[]; outputs: number } {
+  switch (k.kind) {
+    case 'elementwise': return { dtypes: [...k.outputs.map((o) => o.dtype), ...k.inputs.map((i) => i.dtype)], outputs: k.outputs.length };
+    case 'reduce': {
+      const f = k.fused;
+      if (!f) return { dtypes: [k.outputDtype, k.inputDtype], outputs: 1 };
+      const outs = [...f.outputs, ...f.sideOutputs, ...(f.finalOutputs ?? [])].map((o) => o.dtype);
+      return { dtypes: [...outs, ...f.inputs.map((i) => i.dtype)], outputs: outs.length };
+    }
+    case 'cumulative': return { dtypes: [k.dtype, k.dtype], outputs: 1 };
+    case 'dot': {
+      const outs = k.epilogue ? k.epilogue.outputs.map((o) => o.dtype) : [k.outputDtype];
+      return { dtypes: [...outs, k.inputDtype, k.inputDtype, ...(k.epilogue?.inputs.map((i) => i.dtype) ?? [])], outputs: outs.length };
+    }
+    case 'pad': return { dtypes: [k.dtype, k.dtype, k.dtype], outputs: 1 };
+    case 'concatenate': return { dtypes: new globalThis.Array<DType>(k.count + 1).fill(k.dtype), outputs: 1 };
+    case 'dynamic_slice': return { dtypes: [k.dtype, k.dtype, ...k.indexDtypes], outputs: 1 };
+    case 'dynamic_update_slice': return { dtypes: [k.dtype, k.dtype, k.dtype, ...k.indexDtypes], outputs: 1 };
+    case 'gather': return { dtypes: [k.dtype, k.dtype, k.indexDtype], outputs: 1 };
+    case 'scatter': return { dtypes: [k.dtype, k.dtype, k.indexDtype, k.dtype], outputs: 1 };
+  }
 }
 
 /** Every catalogue entry: primitives, fused programs, hand-built IR. Labels are unique. */

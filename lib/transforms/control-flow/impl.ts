@@ -7,28 +7,37 @@
 import type { Array } from '../../core/array.js';
 import { bind, registerImpl } from '../../core/bind.js';
 import type { Primitive, PrimitiveParams, ShapedArray } from '../../core/primitives.js';
-import { type Executable, compileJaxpr } from '../../compiler/executable.js';
-import { defaultDevice } from '../../runtime/device.js';
+import type { ProgramExecutable } from '../../runtime/backend.js';
+import type { Device } from '../../runtime/device.js';
+import { computationDevice, onDevice } from '../../runtime/placement.js';
+import { compileForDevice } from '../../runtime/program.js';
 import { traceToJaxpr } from '../../trace/jaxpr-trace.js';
 
 const avalKey = (a: ShapedArray) => `${a.dtype}${a.weakType ? '~' : ''}[${a.shape.join(',')}]${(a as { memorySpace?: string }).memorySpace ?? ''}`;
 
-/** Programs per equation: keyed by the params object (which holds the jaxprs) and the operand avals. */
-const programs = new WeakMap<object, Map<string, Executable>>();
+/** Programs per equation: keyed by the params object (which holds the jaxprs), the operand avals and the device. */
+const programs = new WeakMap<object, Map<string, ProgramExecutable>>();
+const deviceKey = (d: Device) => `${d.platform}${d.id}`;
 
 function impl<P extends 'scan' | 'while' | 'cond'>(primitive: P) {
   return (inputs: Array[], params: PrimitiveParams[P]): Array[] => {
     const avals = inputs.map((x) => x.aval);
     let byAvals = programs.get(params);
     if (!byAvals) programs.set(params, (byAvals = new Map()));
-    const key = avals.map(avalKey).join(';');
+    const device = computationDevice(`lax.${primitive}`, inputs);
+    const key = `${deviceKey(device)}|${avals.map(avalKey).join(';')}`;
     let executable = byAvals.get(key);
     if (!executable) {
       const closed = traceToJaxpr((...xs: Array[]) => bind(primitive as Primitive, xs, params as never), avals);
-      executable = compileJaxpr(closed.jaxpr, closed.consts);
+      executable = compileForDevice(device, closed.jaxpr, closed.consts.map((c) => onDevice(c, device).array));
       byAvals.set(key, executable);
     }
-    return executable.run(inputs, executable.plan.consts as Array[], defaultDevice().backend);
+    const placed = inputs.map((x) => onDevice(x, device));
+    try {
+      return executable.run(placed.map((p) => p.array), executable.plan.consts as Array[]);
+    } finally {
+      for (const p of placed) if (p.moved) p.array.dispose();
+    }
   };
 }
 

@@ -1,4 +1,4 @@
-// Running a planned program (plan.ts) on the CPU backend: every kernel is
+// Running a planned program (compiler/plan.ts) on the CPU backend: every kernel is
 // compiled up front and every launch's parameters packed once; a call
 // allocates its outputs and one arena per memory kind (intermediates at the
 // offsets buffer assignment fixed), then runs the steps: kernel launches,
@@ -13,18 +13,15 @@ import { arrayFromValues } from '../core/bind.js';
 import { packValues } from '../core/host.js';
 import { Storage } from '../core/memory.js';
 import type { MemoryKind, PrimitiveParams } from '../core/primitives.js';
-import type { Backend } from '../runtime/backend.js';
-import { CpuBuffer } from '../runtime/cpu.js';
-import { type CpuKernel, compileCpuKernel } from '../runtime/kernel-cache.js';
+import { describePlan } from '../compiler/describe-plan.js';
+import type { Program, ProgramLaunch } from '../compiler/fuse.js';
+import { type Kernel, kernelName } from '../compiler/kernel-ir.js';
+import { type CallLayout, ProgramPlan, bufferBytes } from '../compiler/plan.js';
+import { renderC } from '../compiler/render/c.js';
 import { profiling, record } from '../profiler.js';
-import type { Jaxpr } from '../trace/jaxpr.js';
-import type { Program, ProgramLaunch } from './fuse.js';
-import { type Kernel, kernelName } from './kernel-ir.js';
-import { type CallLayout, ProgramPlan, bufferBytes, planJaxpr } from './plan.js';
-import { renderC } from './render/c.js';
-
-/** CPU arenas and outputs are aligned to a cache line. */
-export const CPU_ALIGNMENT = 64;
+import type { ProgramExecutable } from './backend.js';
+import { CpuBuffer, cpuBackend } from './cpu.js';
+import { type CpuKernel, compileCpuKernel } from './kernel-cache.js';
 
 export interface CompiledLaunch {
   name: string;
@@ -73,7 +70,7 @@ type CompiledStep =
 type CallRunner = (ref: (id: number) => Ref, inputs: number[], outputs: number[], scratch: Regions) => void;
 
 /** A plan with its kernels compiled for the CPU. */
-export class Executable {
+export class Executable implements ProgramExecutable {
   readonly plan: ProgramPlan;
   readonly program: Program;
   /** the top-level kernel launches, in order */
@@ -179,7 +176,8 @@ export class Executable {
   }
 
   /** Runs the program on concrete arguments (the flat jaxpr inputs) and constants; returns new output Arrays. */
-  run(args: readonly Array[], consts: readonly Array[], backend: Backend): Array[] {
+  run(args: readonly Array[], consts: readonly Array[]): Array[] {
+    const backend = cpuBackend;
     const { plan, program } = this;
     const argRefs = args.map((a) => hostRef(a));
     const constRefs = consts.map((c) => hostRef(c));
@@ -232,38 +230,6 @@ export class Executable {
   toString(): string {
     return describePlan(this.plan);
   }
-}
-
-/** A readable schedule: one line per step, nested plans indented. */
-export function describePlan(plan: ProgramPlan, indent = ''): string {
-  const name = (id: number) => {
-    const p = plan.placements[id]!;
-    const b = plan.program.buffers[id]!;
-    const where = p.place === 'arena' ? `@${p.offset}${b.memoryKind === 'pinned_host' ? 'h' : ''}` : '';
-    return `${p.place === 'argument' ? 'arg' : p.place === 'constant' ? 'const' : p.place === 'literal' ? 'lit' : p.place === 'arena' ? 'tmp' : 'out'}${id}${where}`;
-  };
-  const lines: string[] = [];
-  plan.program.steps.forEach((s, k) => {
-    if (s.kind === 'launch') lines.push(`${indent}${k}: ${kernelName(s.kernel).slice(0, 160)} [${s.label}] (${s.buffers.map(name).join(', ')})`);
-    else if (s.kind === 'copy') {
-      // the transfer's stream and window (schedule.ts): it may start after step `start` and is waited on before step `wait`
-      const t = plan.transfers.find((x) => x.step === k)!;
-      const window = t.stream === 'compute' ? '' : ` {${t.stream}: start after ${t.start < 0 ? 'entry' : t.start}, wait before ${t.wait === plan.program.steps.length ? 'exit' : t.wait}}`;
-      lines.push(`${indent}${k}: copy ${name(s.src)} -> ${name(s.dst)} [${s.label}]${window}`);
-    }
-    else {
-      lines.push(`${indent}${k}: ${s.eqn.primitive} (${s.inputs.map(name).join(', ')}) -> (${s.outputs.map(name).join(', ')})`);
-      const layout = plan.calls.get(k)!;
-      const parts = layout.plans.primitive === 'scan' ? [['body', layout.plans.body] as const]
-        : layout.plans.primitive === 'while' ? [['cond', layout.plans.cond] as const, ['body', layout.plans.body] as const]
-          : layout.plans.branches.map((b, i) => [`branch ${i}`, b] as const);
-      for (const [label, p] of parts) {
-        lines.push(`${indent}  ${label}:`);
-        lines.push(describePlan(p, `${indent}    `));
-      }
-    }
-  });
-  return lines.join('\n');
 }
 
 function compileLaunch(l: ProgramLaunch): CompiledLaunch {
@@ -373,7 +339,3 @@ function callRunner(primitive: string, params: PrimitiveParams['scan'] & Primiti
   };
 }
 
-/** Plans a jaxpr for the CPU and compiles its kernels. */
-export function compileJaxpr(jaxpr: Jaxpr, consts: readonly Array[] = [], donated?: ReadonlySet<number>): Executable {
-  return new Executable(planJaxpr(jaxpr, consts, { alignment: CPU_ALIGNMENT, ...(donated ? { donated } : {}) }));
-}

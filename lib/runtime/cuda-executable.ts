@@ -1,0 +1,503 @@
+// Running a planned program (compiler/plan.ts) on a CUDA device: the CUDA
+// twin of cpu-executable.ts. Every kernel is rendered for its exact params
+// and buffer alignments and compiled when the executable is made (all
+// missing kernels in one parallel NVRTC batch); each straight-line stretch of
+// steps becomes one native program (cuda/cuda_program.c), so a call of a
+// program without control flow is one native call that queues every launch
+// and copy. Buffers are bound by slot: the arguments, the constants, the
+// output slots, the executable's literals, and the two arenas (device and
+// pinned host) at the offsets buffer assignment fixed; a slot may start at
+// an offset into its buffer, which is how a loop body runs on xs[t] and on
+// its region of the caller's arena. Copies between memory kinds run on the
+// copy streams inside the windows the schedule gives them (events order
+// them against the compute stream).
+//
+// Control flow is driven from the host, one native call per iteration of a
+// loop body: scan runs its body's programs with the carries alternating
+// between the output and a scratch buffer (as the CPU runner does); while
+// and cond read their predicate or branch index back to the host, which
+// waits for the device each iteration, as a GPU without device-side control
+// flow must.
+import { Array } from '../core/array.js';
+import { packValues } from '../core/host.js';
+import { Storage } from '../core/memory.js';
+import type { MemoryKind, PrimitiveParams } from '../core/primitives.js';
+import { describePlan } from '../compiler/describe-plan.js';
+import type { Program } from '../compiler/fuse.js';
+import { type CallLayout, type ProgramPlan, bufferBytes } from '../compiler/plan.js';
+import { type CudaKernelSource, renderCuda } from '../compiler/render/cuda.js';
+import type { ProgramExecutable } from './backend.js';
+import type { CudaBackend, CudaBuffer } from './cuda.js';
+import type { CudaBufferHandle, CudaFunctionHandle, CudaProgramHandle, CudaProgramOp, CudaProgramRef, CudaProgramSpec } from './cuda-addon.js';
+import { type Track, profiling, record } from '../profiler.js';
+import { native } from './native.js';
+
+/** A slot's memory for one run: a buffer and the byte offset the slot starts at. */
+interface Binding {
+  buffer: CudaBuffer;
+  offset: number;
+}
+
+const at = (b: Binding, offset: number): Binding => ({ buffer: b.buffer, offset: b.offset + offset });
+
+/** The largest power of two (at most 256) dividing n. */
+const alignmentOf = (n: number): number => {
+  let a = 256;
+  while (a > 1 && n % a !== 0) a /= 2;
+  return a;
+};
+
+/** One op of a segment run on its own, synchronously, while the profiler records (profiler.ts). */
+interface ProfiledOp {
+  name: string;
+  track: Track;
+  spec: CudaProgramSpec;
+  program?: CudaProgramHandle;
+  bytes?: number;
+}
+
+type Piece =
+  | { kind: 'segment'; program: CudaProgramHandle; launches: number; profiled: ProfiledOp[] }
+  | { kind: 'call'; step: number; layout: CallLayout; run: CallRunner };
+
+type CallRunner = (ref: (id: number) => Binding, inputs: number[], outputs: number[], scratch: Record<MemoryKind, Binding>) => void;
+
+export class CudaExecutable implements ProgramExecutable {
+  readonly program: Program;
+  /** the CUDA source of every launch step, by step index */
+  readonly #sources = new Map<number, CudaKernelSource>();
+  #functions = new Map<string, CudaFunctionHandle>();
+  readonly #pieces: Piece[] = [];
+  /** literal buffers' offsets in the literal slot */
+  readonly #literalOffsets = new Map<number, number>();
+  readonly #literals: CudaBuffer;
+  /** constants of nested plans, copied to this device once */
+  readonly #consts: CudaBuffer[];
+  readonly #slots: { args: number; consts: number; outputs: number; literals: number; arena: Record<MemoryKind, number>; count: number };
+  readonly #nested = new Map<ProgramPlan, CudaExecutable>();
+
+  constructor(
+    readonly backend: CudaBackend,
+    readonly plan: ProgramPlan,
+    /** byte alignment each argument / output slot's base is guaranteed (nested bodies run on windows of the caller's buffers) */
+    readonly slotAlignments: { args: readonly number[]; outputs: readonly number[] } | null = null,
+    compile = true,
+  ) {
+    this.program = plan.program;
+    const { buffers, steps } = this.program;
+    const args = buffers.filter((b) => b.kind === 'argument').reduce((n, b) => Math.max(n, b.index! + 1), 0);
+    const nConsts = plan.consts.length;
+    this.#slots = {
+      args,
+      consts: nConsts,
+      outputs: plan.slotBuffers.length,
+      literals: args + nConsts + plan.slotBuffers.length,
+      arena: { device: args + nConsts + plan.slotBuffers.length + 1, pinned_host: args + nConsts + plan.slotBuffers.length + 2 },
+      count: args + nConsts + plan.slotBuffers.length + 3,
+    };
+    // literals (and literal outputs of nested programs) packed into one device buffer, 16 bytes apart
+    const literalBytes: Uint8Array[] = [];
+    let literalSize = 0;
+    const addLiteral = (value: number, dtype: Parameters<typeof packValues>[1]) => {
+      const bytes = packValues([value], dtype);
+      const offset = literalSize;
+      literalBytes.push(bytes);
+      literalSize += 16;
+      return offset;
+    };
+    buffers.forEach((b, id) => {
+      if (b.kind === 'literal') this.#literalOffsets.set(id, addLiteral(b.value!, b.dtype));
+    });
+    this.program.outputs.forEach((o, i) => {
+      if ('literal' in o) this.#literalOffsets.set(-1 - i, addLiteral(o.literal, o.aval.dtype));
+    });
+    const literalHost = new Uint8Array(Math.max(literalSize, 16));
+    literalBytes.forEach((b, i) => literalHost.set(b, i * 16));
+    this.#literals = backend.fromHost(literalHost);
+    this.#consts = [];
+    // kernels: render each launch for its buffers' alignments
+    steps.forEach((s, k) => {
+      if (s.kind !== 'launch') return;
+      const alignments = s.buffers.map((id) => Math.min(16, this.#alignment(id)));
+      this.#sources.set(k, renderCuda(s.kernel, s.params, { alignments }));
+    });
+    for (const [, layout] of plan.calls) {
+      const p = layout.plans;
+      const nestedPlans = p.primitive === 'scan' ? [p.body] : p.primitive === 'while' ? [p.cond, p.body] : p.branches;
+      for (const n of nestedPlans) {
+        if (this.#nested.has(n)) continue;
+        this.#nested.set(n, new CudaExecutable(backend, n, this.#nestedAlignments(layout, n), false));
+      }
+    }
+    if (compile) this.#load();
+  }
+
+  /** The alignment a buffer's address is sure to have during a run. */
+  #alignment(id: number): number {
+    const p = this.plan.placements[id]!;
+    switch (p.place) {
+      case 'argument': return this.slotAlignments?.args[p.index] ?? 256;
+      case 'constant': return 256;
+      case 'literal': return 16;
+      case 'output': case 'donated': return this.slotAlignments?.outputs[p.output] ?? 256;
+      case 'arena': return alignmentOf(p.offset);
+    }
+  }
+
+  /** What a nested plan's argument and output slots are aligned to: windows of xs / ys are aligned to their stride. */
+  #nestedAlignments(layout: CallLayout, nested: ProgramPlan): { args: number[]; outputs: number[] } {
+    const argCount = nested.program.buffers.filter((b) => b.kind === 'argument').reduce((n, b) => Math.max(n, b.index! + 1), 0);
+    const args = new globalThis.Array<number>(argCount).fill(16);
+    const outputs = new globalThis.Array<number>(nested.slotBuffers.length).fill(16);
+    if (layout.plans.primitive === 'scan' && layout.plans.body === nested) {
+      const eqn = (this.program.steps.find((s, k) => s.kind === 'call' && this.plan.calls.get(k) === layout) as { eqn: { params: PrimitiveParams['scan'] } }).eqn;
+      const { numConsts, numCarry } = eqn.params;
+      const xsAvals = nested.program.buffers.filter((b) => b.kind === 'argument' && b.index! >= numConsts + numCarry);
+      for (const b of xsAvals) args[b.index!] = Math.min(16, alignmentOf(bufferBytes(b)));
+      nested.program.outputs.forEach((o, i) => {
+        const slot = nested.outputSlots[i]!;
+        if (slot >= 0 && i >= numCarry && 'buffer' in o) outputs[slot] = Math.min(outputs[slot]!, alignmentOf(bufferBytes(nested.program.buffers[o.buffer]!)));
+      });
+    }
+    return { args, outputs };
+  }
+
+  /** Compiles every kernel of this program and its nested ones in one batch, then builds the native programs. */
+  #load(): void {
+    const all = [...this.#allExecutables()];
+    const sources = all.flatMap((e) => [...e.#sources.values()]);
+    this.#functions = this.backend.loadKernelsSync(sources);
+    for (const e of all) {
+      e.#functions = this.#functions;
+      e.#buildPieces();
+    }
+  }
+
+  *#allExecutables(): Generator<CudaExecutable> {
+    yield this;
+    for (const n of this.#nested.values()) yield* n.#allExecutables();
+  }
+
+  #buildPieces(): void {
+    const { steps } = this.program;
+    let start = 0;
+    for (let k = 0; k <= steps.length; k++) {
+      if (k < steps.length && steps[k]!.kind !== 'call') continue;
+      if (k > start) this.#pieces.push(this.#segment(start, k));
+      if (k < steps.length) {
+        const layout = this.plan.calls.get(k)!;
+        const step = steps[k] as Extract<Program['steps'][number], { kind: 'call' }>;
+        this.#pieces.push({ kind: 'call', step: k, layout, run: this.#callRunner(step.eqn.primitive, step.eqn.params as never, layout) });
+      }
+      start = k + 1;
+    }
+  }
+
+  /** The slot and offset of a buffer. */
+  #ref(id: number): CudaProgramRef {
+    const p = this.plan.placements[id]!;
+    const s = this.#slots;
+    switch (p.place) {
+      case 'argument': return [p.index, 0];
+      case 'constant': return [s.args + p.index, 0];
+      case 'literal': return [s.literals, this.#literalOffsets.get(id)!];
+      case 'output': case 'donated': return [s.args + s.consts + p.output, 0];
+      case 'arena': return [s.arena[p.kind], p.offset];
+    }
+  }
+
+  /** One native program for steps [from, to): launches and copies, transfers in their windows. */
+  #segment(from: number, to: number): Piece {
+    const { steps, buffers } = this.program;
+    const ops: CudaProgramOp[] = [];
+    const slotBytes = new globalThis.Array<number>(this.#slots.count).fill(0);
+    const need = (ref: CudaProgramRef, bytes: number) => {
+      slotBytes[ref[0]] = Math.max(slotBytes[ref[0]]!, ref[1] + bytes);
+      return ref;
+    };
+    let events = 0;
+    const waits = new Map<number, number[]>();
+    const transfers = this.plan.transfers.filter((t) => t.step >= from && t.step < to && t.stream !== 'compute');
+    const startTransfers = (position: number) => {
+      for (const t of transfers) {
+        if (Math.max(t.start, from - 1) !== position) continue;
+        const s = steps[t.step] as Extract<Program['steps'][number], { kind: 'copy' }>;
+        const bytes = bufferBytes(buffers[s.src]!);
+        const ready = events++;
+        const done = events++;
+        ops.push({ op: 'record', stream: 'compute', event: ready });
+        ops.push({ op: 'wait', stream: t.stream, event: ready });
+        ops.push({ op: 'copy', stream: t.stream, dst: need(this.#ref(s.dst), bytes), src: need(this.#ref(s.src), bytes), bytes });
+        ops.push({ op: 'record', stream: t.stream, event: done });
+        const before = Math.min(t.wait, to);
+        waits.set(before, [...(waits.get(before) ?? []), done]);
+      }
+    };
+    let launches = 0;
+    const profiled: ProfiledOp[] = [];
+    const alone = (name: string, track: Track, op: CudaProgramOp, bytes?: number) =>
+      profiled.push({ name, track, spec: { slotBytes, arenaBytes: 0, events: 0, graph: false, ops: [op] }, ...(bytes !== undefined ? { bytes } : {}) });
+    startTransfers(from - 1);
+    for (let k = from; k < to; k++) {
+      for (const event of waits.get(k) ?? []) ops.push({ op: 'wait', stream: 'compute', event });
+      const s = steps[k]!;
+      if (s.kind === 'launch') {
+        const source = this.#sources.get(k)!;
+        if (!source.grid.some((g) => g === 0)) {
+          const launch: CudaProgramOp = {
+            op: 'launch', function: this.#functions.get(source.source)!, grid: source.grid, block: source.block,
+            sharedMemBytes: source.sharedMemBytes, args: s.buffers.map((id) => need(this.#ref(id), bufferBytes(buffers[id]!))),
+          };
+          ops.push(launch);
+          alone(source.name, 'compute', launch);
+          launches++;
+        }
+      } else if (s.kind === 'copy') {
+        const bytes = bufferBytes(buffers[s.src]!);
+        const copy: CudaProgramOp = { op: 'copy', stream: 'compute', dst: need(this.#ref(s.dst), bytes), src: need(this.#ref(s.src), bytes), bytes };
+        if (bytes > 0 && !transfers.some((t) => t.step === k)) ops.push(copy);
+        const [from, to] = [buffers[s.src]!.memoryKind, buffers[s.dst]!.memoryKind];
+        const track: Track = to === 'device' && from !== 'device' ? 'h2d' : from === 'device' && to !== 'device' ? 'd2h' : 'compute';
+        if (bytes > 0) alone(`copy ${from} -> ${to}`, track, copy, bytes);
+      }
+      startTransfers(k);
+    }
+    for (const event of waits.get(to) ?? []) ops.push({ op: 'wait', stream: 'compute', event });
+    const program = native().cudaProgramCreate(this.backend.info.handle, { slotBytes, arenaBytes: 0, events, graph: false, ops });
+    return { kind: 'segment', program, launches, profiled };
+  }
+
+  get kernelCount(): number {
+    let n = 0;
+    for (const p of this.plan.allPlans()) n += p.program.steps.filter((s) => s.kind === 'launch').length;
+    return n;
+  }
+
+  /** Runs the pieces with every slot bound; `consts` null: the executable's own (nested plans). */
+  exec(args: readonly Binding[], consts: readonly Binding[] | null, outs: readonly Binding[], arena: Record<MemoryKind, Binding>): void {
+    const bindings: Binding[] = [
+      ...args,
+      ...(consts ?? this.#constBindings()),
+      ...outs,
+      { buffer: this.#literals, offset: 0 },
+      arena.device,
+      arena.pinned_host,
+    ];
+    const handles = bindings.map((b) => b.buffer.handle);
+    const offsets = bindings.map((b) => b.offset);
+    const ref = (id: number): Binding => {
+      const [slot, offset] = this.#ref(id);
+      return at(bindings[slot]!, offset);
+    };
+    const timed = profiling();
+    for (const piece of this.#pieces) {
+      if (piece.kind === 'segment') {
+        if (timed) this.#runProfiled(piece.profiled, handles, offsets);
+        else native().cudaProgramRun(piece.program, handles, offsets);
+        continue;
+      }
+      const begin = timed ? performance.now() : 0;
+      const step = this.program.steps[piece.step] as Extract<Program['steps'][number], { kind: 'call' }>;
+      const scratch = {
+        device: at(arena.device, piece.layout.scratchOffset.device),
+        pinned_host: at(arena.pinned_host, piece.layout.scratchOffset.pinned_host),
+      };
+      piece.run(ref, step.inputs, step.outputs, scratch);
+      if (timed) record(step.eqn.primitive, 'host', begin);
+    }
+  }
+
+  /** While the profiler records: each op alone, waited for, so its span is its time on the device (plus a launch). */
+  #runProfiled(ops: ProfiledOp[], handles: CudaBufferHandle[], offsets: number[]): void {
+    const addon = native();
+    addon.cudaSynchronizeSync(this.backend.info.handle);
+    for (const op of ops) {
+      op.program ??= addon.cudaProgramCreate(this.backend.info.handle, op.spec);
+      const begin = performance.now();
+      addon.cudaProgramRun(op.program, handles, offsets);
+      addon.cudaSynchronizeSync(this.backend.info.handle);
+      record(op.name, op.track, begin, op.bytes !== undefined ? { bytes: op.bytes } : undefined);
+    }
+  }
+
+  #constBindings(): Binding[] {
+    if (this.#consts.length === 0 && this.plan.consts.length > 0) {
+      for (const c of this.plan.consts as Array[]) this.#consts.push(this.#constantBuffer(c));
+    }
+    return this.#consts.map((buffer) => ({ buffer, offset: 0 }));
+  }
+
+  /** A nested plan's constant on this device (a copy if it lives elsewhere), kept for the executable's life. */
+  #constantBuffer(c: Array): CudaBuffer {
+    const s = c.storage('jax.jit');
+    if (s.backend === this.backend) {
+      s.retain(); // held by the executable
+      return s.buffer as CudaBuffer;
+    }
+    return this.backend.fromHost(s.backend.toHostSync(s.buffer), c.memorySpace);
+  }
+
+  /** Nested use: outputs go to the caller's destinations, including those the program does not compute (copied there). */
+  execInto(args: readonly Binding[], dests: readonly Binding[], arena: Record<MemoryKind, Binding>): void {
+    const { outputSlots, slotBuffers } = this.plan;
+    const outs = slotBuffers.map((_, slot) => dests[outputSlots.indexOf(slot)]!);
+    this.exec(args, null, outs, arena);
+    this.program.outputs.forEach((o, i) => {
+      const slot = outputSlots[i]!;
+      if (slot >= 0 && outputSlots.indexOf(slot) === i) return;
+      const bytes = bufferBytes({ size: o.aval.shape.reduce((a, b) => a * b, 1), dtype: o.aval.dtype });
+      let src: Binding;
+      if ('literal' in o) src = { buffer: this.#literals, offset: this.#literalOffsets.get(-1 - i)! };
+      else if (slot >= 0) src = outs[slot]!;
+      else {
+        const p = this.plan.placements[o.buffer]!;
+        if (p.place === 'argument') src = args[p.index]!;
+        else if (p.place === 'constant') src = this.#constBindings()[p.index]!;
+        else src = { buffer: this.#literals, offset: this.#literalOffsets.get(o.buffer)! };
+      }
+      this.backend.copyRegion(dests[i]!, src, bytes);
+    });
+  }
+
+  #callRunner(primitive: string, params: PrimitiveParams['scan'] & PrimitiveParams['while'] & PrimitiveParams['cond'], layout: CallLayout): CallRunner {
+    const carrySlot = (scratch: Record<MemoryKind, Binding>, kind: MemoryKind, k: number) => at(scratch[kind], layout.carryOffsets[k]!);
+    const nestedArena = (scratch: Record<MemoryKind, Binding>): Record<MemoryKind, Binding> => ({
+      device: at(scratch.device, layout.nestedOffset.device),
+      pinned_host: at(scratch.pinned_host, layout.nestedOffset.pinned_host),
+    });
+    const bytesOf = (id: number) => bufferBytes(this.program.buffers[id]!);
+    if (layout.plans.primitive === 'scan') {
+      const bodyPlan = layout.plans.body;
+      const body = this.#nested.get(bodyPlan)!;
+      const { length, numConsts, numCarry, reverse } = params;
+      return (ref, inputs, outputs, scratch) => {
+        const consts = inputs.slice(0, numConsts).map(ref);
+        const init = inputs.slice(numConsts, numConsts + numCarry).map(ref);
+        const xs = inputs.slice(numConsts + numCarry);
+        const carryOut = outputs.slice(0, numCarry).map(ref);
+        const ys = outputs.slice(numCarry);
+        if (length === 0) {
+          init.forEach((r, k) => this.backend.copyRegion(carryOut[k]!, r, bytesOf(outputs[k]!)));
+          return;
+        }
+        const kinds = bodyPlan.program.outputs.slice(0, numCarry).map((o) => (o.aval as { memorySpace?: MemoryKind }).memorySpace ?? 'device');
+        const slots = [carryOut, carryOut.map((_, k) => carrySlot(scratch, kinds[k]!, k))];
+        const arena = nestedArena(scratch);
+        const xBytes = xs.map((x) => bytesOf(x) / length);
+        const yBytes = ys.map((y) => bytesOf(y) / length);
+        const xRefs = xs.map(ref);
+        const yRefs = ys.map(ref);
+        for (let t = 0; t < length; t++) {
+          const i = reverse ? length - 1 - t : t;
+          const cur = t === 0 ? init : slots[(length - t) % 2]!;
+          const next = slots[(length - 1 - t) % 2]!;
+          body.execInto(
+            [...consts, ...cur, ...xRefs.map((x, k) => at(x, i * xBytes[k]!))],
+            [...next, ...yRefs.map((y, k) => at(y, i * yBytes[k]!))],
+            arena,
+          );
+        }
+      };
+    }
+    if (layout.plans.primitive === 'while') {
+      const { cond: condPlan, body: bodyPlan } = layout.plans;
+      const cond = this.#nested.get(condPlan)!;
+      const body = this.#nested.get(bodyPlan)!;
+      const { condNconsts, bodyNconsts } = params;
+      return (ref, inputs, outputs, scratch) => {
+        const condConsts = inputs.slice(0, condNconsts).map(ref);
+        const bodyConsts = inputs.slice(condNconsts, condNconsts + bodyNconsts).map(ref);
+        const init = inputs.slice(condNconsts + bodyNconsts).map(ref);
+        const out = outputs.map(ref);
+        const kinds = bodyPlan.program.outputs.map((o) => (o.aval as { memorySpace?: MemoryKind }).memorySpace ?? 'device');
+        const slots = [out, out.map((_, k) => carrySlot(scratch, kinds[k]!, k))];
+        const predicate = at(scratch.device, layout.predicateOffset);
+        const arena = nestedArena(scratch);
+        let cur = init;
+        for (let k = 0; ; k++) {
+          cond.execInto([...condConsts, ...cur], [predicate], arena);
+          if (!this.backend.readByte(predicate)) break;
+          const next = slots[k % 2]!;
+          body.execInto([...bodyConsts, ...cur], next, arena);
+          cur = next;
+        }
+        if (cur !== out) cur.forEach((r, k) => this.backend.copyRegion(out[k]!, r, bytesOf(outputs[k]!)));
+      };
+    }
+    const branchPlans = layout.plans.branches;
+    const branches = branchPlans.map((p) => this.#nested.get(p)!);
+    return (ref, inputs, outputs, scratch) => {
+      const raw = this.backend.readInt32(ref(inputs[0]!));
+      const i = Math.min(Math.max(raw, 0), branches.length - 1);
+      branches[i]!.execInto(inputs.slice(1).map(ref), outputs.map(ref), nestedArena(scratch));
+    };
+  }
+
+  /** Runs the program on arguments and constants on this device; returns new output arrays. */
+  run(args: readonly Array[], consts: readonly Array[]): Array[] {
+    const { plan, program, backend } = this;
+    backend.flush();
+    const argBindings = args.map((a) => ({ buffer: backend.own(a.storage('jax.jit').buffer, 'jax.jit'), offset: 0 }));
+    const constBindings = consts.map((c) => ({ buffer: backend.own(c.storage('jax.jit').buffer, 'jax.jit'), offset: 0 }));
+    const storages: Storage[] = plan.slotBuffers.map((id) => {
+      const p = plan.placements[id]!;
+      const b = program.buffers[id]!;
+      if (p.place === 'donated') {
+        const donor = args[p.argument]!.storage('jax.jit');
+        // a buffer another array still shares cannot be overwritten: allocate instead
+        if (donor.refs === 1) {
+          const adopted = backend.adopt(donor.buffer as CudaBuffer);
+          argBindings[p.argument] = { buffer: adopted, offset: 0 }; // the argument is read from its new owner
+          return new Storage(backend, adopted);
+        }
+      }
+      return new Storage(backend, backend.allocate(bufferBytes(b), b.memoryKind));
+    });
+    const arena = {
+      device: backend.allocate(Math.max(plan.arena.device, 256), 'device'),
+      pinned_host: plan.arena.pinned_host > 0 ? backend.allocate(plan.arena.pinned_host, 'pinned_host') : null,
+    };
+    try {
+      this.exec(argBindings, constBindings, storages.map((s) => ({ buffer: s.buffer as CudaBuffer, offset: 0 })), {
+        device: { buffer: arena.device, offset: 0 },
+        pinned_host: { buffer: arena.pinned_host ?? arena.device, offset: 0 },
+      });
+    } catch (error) {
+      for (const s of storages) s.release();
+      throw error;
+    } finally {
+      backend.free(arena.device);
+      if (arena.pinned_host) backend.free(arena.pinned_host);
+    }
+    const handedOut = new Set<number>();
+    return program.outputs.map((o, i) => {
+      if ('literal' in o) {
+        const bytes = packValues([o.literal], o.aval.dtype);
+        return new Array(new Storage(backend, backend.fromHost(bytes, (o.aval as { memorySpace?: MemoryKind }).memorySpace ?? 'device')), o.aval.shape, o.aval.dtype, o.aval.weakType, o.aval.memorySpace ?? 'device');
+      }
+      const slot = plan.outputSlots[i]!;
+      let storage: Storage;
+      if (slot >= 0) {
+        storage = storages[slot]!;
+        if (handedOut.has(slot)) storage.retain();
+        handedOut.add(slot);
+      } else {
+        const p = plan.placements[o.buffer]!;
+        storage = (p.place === 'argument' ? args[p.index]! : consts[(p as { index: number }).index]!).storage('jax.jit').retain();
+      }
+      return new Array(storage, o.aval.shape, o.aval.dtype, o.aval.weakType, o.aval.memorySpace ?? 'device');
+    });
+  }
+
+  kernels(): { name: string; label: string; source: string }[] {
+    const out: { name: string; label: string; source: string }[] = [];
+    for (const e of this.#allExecutables()) {
+      for (const [k, source] of e.#sources) out.push({ name: source.name, label: (e.program.steps[k] as { label: string }).label, source: source.source });
+    }
+    return out;
+  }
+
+  toString(): string {
+    return describePlan(this.plan);
+  }
+}

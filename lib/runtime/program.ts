@@ -1,0 +1,13 @@
+// Compiling a jaxpr for a device (jit, eager control flow): the compiler
+// plans it with the device's arena alignment (compiler/plan.ts) and the
+// device's backend compiles the plan (cpu-executable.ts, cuda-executable.ts).
+import type { Array } from '../core/array.js';
+import { planJaxpr } from '../compiler/plan.js';
+import type { Jaxpr } from '../trace/jaxpr.js';
+import type { ProgramExecutable } from './backend.js';
+import type { Device } from './device.js';
+
+export function compileForDevice(device: Device, jaxpr: Jaxpr, consts: readonly Array[] = [], donated?: ReadonlySet<number>): ProgramExecutable {
+  const plan = planJaxpr(jaxpr, consts, { alignment: device.backend.planAlignment, ...(donated ? { donated } : {}) });
+  return device.backend.compileProgram(plan);
+}

@@ -1,0 +1,125 @@
+// Every kernel the CUDA renderer emits, run on a CUDA device (a GPU, or
+// jaxon's emulated one under JAXON_CUDA_EMULATOR=1) and on the CPU backend
+// from the same inputs, output for output: the kernel catalogue
+// (helpers/kernel-catalogue.ts: each lowered primitive over its dtypes,
+// fused programs of real models) with random inputs and poisoned outputs, so
+// a kernel that writes nothing, writes part of its output, or computes
+// something else cannot pass. Integers, booleans and data movement must
+// agree bit for bit; floats to a few ulps, since the two backends' libm
+// differ (NaN where the other has NaN).
+import test from 'ava';
+import { type DType, itemsize } from '../lib/core/dtype.js';
+import { unpackValues } from '../lib/core/host.js';
+import type { Kernel } from '../lib/compiler/kernel-ir.js';
+import { renderCuda } from '../lib/compiler/render/cuda.js';
+import { cpuKernel } from '../lib/runtime/cpu.js';
+import { type CudaDevice, createCudaDevice, cudaAvailability } from '../lib/runtime/cuda.js';
+import { native } from '../lib/runtime/native.js';
+import { type CatalogueEntry, bufferLayout, kernelCatalogue } from './helpers/kernel-catalogue.js';
+
+const availability = cudaAvailability();
+const onCuda = availability.available && process.env['JAXON_TEST_PLATFORM'] === 'cuda';
+if (!onCuda) {
+  test('the kernel catalogue on a CUDA device (skipped)', (t) => {
+    t.log(`skipped: runs in the CUDA run of the suite (JAXON_TEST_PLATFORM=cuda, a GPU or JAXON_CUDA_EMULATOR=1); here: ${availability.reason}`);
+    t.pass();
+  });
+}
+
+/** Deterministic values a kernel can take for a buffer of this dtype (indices stay small, so gathers hit and miss). */
+function fill(dtype: DType, bytes: number, seed: number): Uint8Array {
+  const n = Math.floor(bytes / itemsize(dtype));
+  let state = (seed * 2654435761) >>> 0 || 1;
+  const next = () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 4294967296;
+  };
+  const out = new Uint8Array(bytes);
+  const view = new DataView(out.buffer);
+  for (let i = 0; i < n; i++) {
+    const u = next();
+    switch (dtype) {
+      case 'float32': view.setFloat32(4 * i, u * 6 - 3, true); break;
+      case 'float64': view.setFloat64(8 * i, u * 6 - 3, true); break;
+      case 'float16': case 'bfloat16': {
+        const f = new Float32Array([u * 6 - 3]);
+        const bits = new Uint32Array(f.buffer)[0]!;
+        view.setUint16(2 * i, dtype === 'bfloat16' ? bits >>> 16 : halfBits(f[0]!), true);
+        break;
+      }
+      case 'int32': view.setInt32(4 * i, Math.floor(u * 14) - 4, true); break;
+      case 'uint32': view.setUint32(4 * i, Math.floor(u * 10), true); break;
+      case 'int16': view.setInt16(2 * i, Math.floor(u * 14) - 4, true); break;
+      case 'uint16': view.setUint16(2 * i, Math.floor(u * 10), true); break;
+      case 'int8': view.setInt8(i, Math.floor(u * 14) - 4); break;
+      case 'uint8': view.setUint8(i, Math.floor(u * 10)); break;
+      case 'bool': view.setUint8(i, u < 0.5 ? 1 : 0); break;
+    }
+  }
+  return out;
+}
+
+/** float → IEEE half bits, round to nearest even (the inputs here are normal numbers). */
+function halfBits(f: number): number {
+  const b = new Uint32Array(new Float32Array([f]).buffer)[0]!;
+  const sign = (b >>> 16) & 0x8000;
+  let x = (b & 0x7fffffff) - 0x38000000;
+  x += 0xfff + ((x >>> 13) & 1);
+  return sign | (x >>> 13);
+}
+
+/** How many units in the last place of dtype a and b are apart (NaN with NaN: 0; NaN with a number: Infinity). */
+function ulps(a: number, b: number, dtype: DType): number {
+  if (Number.isNaN(a) || Number.isNaN(b)) return Number.isNaN(a) && Number.isNaN(b) ? 0 : Infinity;
+  if (a === b) return 0;
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return Infinity;
+  const mantissa = dtype === 'float64' ? 52 : dtype === 'float32' ? 23 : dtype === 'float16' ? 10 : 7;
+  const scale = Math.max(Math.abs(a), Math.abs(b), dtype === 'float32' ? 1.2e-38 : dtype === 'float16' ? 6.1e-5 : 1e-300);
+  return Math.abs(a - b) / (2 ** (Math.floor(Math.log2(scale)) - mantissa));
+}
+
+const FLOATS = new Set<DType>(['float32', 'float64', 'float16', 'bfloat16']);
+
+if (onCuda) {
+  test('every catalogue kernel computes on the CUDA device what the CPU backend computes', (t) => {
+    const device: CudaDevice = createCudaDevice(0);
+    const entries = kernelCatalogue().filter((e): e is CatalogueEntry & { bufferBytes: number[] } => e.bufferBytes !== undefined);
+    const sources = entries.map((e) => renderCuda(e.kernel, e.params));
+    const functions = device.backend.loadKernelsSync(sources); // one parallel NVRTC batch
+    const addon = native();
+    const failures: string[] = [];
+    let compared = 0;
+    entries.forEach((e, k) => {
+      const { dtypes, outputs } = bufferLayout(e.kernel as Kernel);
+      const inputs = e.bufferBytes.map((bytes, i) => (i < outputs ? new Uint8Array(bytes).fill(0xab) : fill(dtypes[i]!, bytes, k * 31 + i)));
+      // the CPU backend: C kernels over ArrayBuffers
+      const cpuBuffers = inputs.map((b) => b.slice().buffer);
+      cpuKernel(e.kernel).call(cpuBuffers, BigInt64Array.from(e.params.map((p) => BigInt(p))));
+      // the CUDA device: the rendered kernel over device buffers, outputs poisoned the same way
+      const source = sources[k]!;
+      const handles = inputs.map((b) => device.backend.fromHost(b));
+      if (!source.grid.some((g) => g === 0)) addon.cudaLaunch(functions.get(source.source)!, source.grid, source.block, source.sharedMemBytes, handles.map((h) => h.handle));
+      for (let o = 0; o < outputs; o++) {
+        const dtype = dtypes[o]!;
+        const got = unpackValues(device.backend.toHostSync(handles[o]!), dtype);
+        const want = unpackValues(new Uint8Array(cpuBuffers[o]!), dtype);
+        compared += want.length;
+        let worst = 0;
+        let at = -1;
+        for (let i = 0; i < want.length; i++) {
+          const d = FLOATS.has(dtype) ? ulps(Number(got[i]), Number(want[i]), dtype) : Number(got[i]) === Number(want[i]) ? 0 : Infinity;
+          if (d > worst) [worst, at] = [d, i];
+        }
+        // libm differences (exp, tanh, pow, ...) stay within a few ulps; data movement and integers are exact
+        const allowed = FLOATS.has(dtype) ? (dtype === 'float32' || dtype === 'float64' ? 8 : 1) : 0;
+        if (worst > allowed) failures.push(`${e.label}: output ${o} (${dtype}) element ${at}: CUDA ${got[at]} vs CPU ${want[at]} (${worst} ulps)`);
+      }
+      for (const h of handles) device.backend.free(h);
+    });
+    t.log(`${entries.length} kernels, ${compared} output elements compared on ${device.deviceKind}`);
+    t.true(entries.length > 400, `${entries.length} catalogue kernels with known buffer sizes`);
+    t.deepEqual(failures, []);
+  });
+}
