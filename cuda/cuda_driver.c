@@ -6,8 +6,8 @@
 // jax.environmentInfo() and the CPU fallback.
 //
 // With JAXON_CUDA_EMULATOR=1 both are jaxon's emulated GPU
-// (jaxon_cuda_emulator.node beside this addon, see cuda/emulator/) unless
-// JAXON_LIBCUDA / JAXON_LIBNVRTC name other files.
+// (jaxon_cuda_emulator.node beside this addon, see cuda/emulator/), whatever
+// JAXON_LIBCUDA / JAXON_LIBNVRTC say.
 //
 // Search order. Driver: $JAXON_LIBCUDA (alone, when set), the loader's paths
 // (libcuda.so.1), then the usual driver folders. NVRTC: $JAXON_LIBNVRTC (alone,
@@ -116,11 +116,14 @@ static const char *emulator_library(void) {
   return path;
 }
 
-/** $name, or the emulator's library when JAXON_CUDA_EMULATOR asks for it and $name is unset. */
+/**
+ * The emulator's library when JAXON_CUDA_EMULATOR asks for it (it is a driver and NVRTC pair: a real NVRTC's
+ * CUBIN cannot load into it, so it takes precedence over JAXON_LIBCUDA / JAXON_LIBNVRTC), else $name.
+ */
 static const char *library_override(const char *name) {
+  if (emulator_requested()) return emulator_library();
   const char *value = getenv(name);
-  if (value && *value) return value;
-  return emulator_requested() ? emulator_library() : NULL;
+  return value && *value ? value : NULL;
 }
 
 static void load_driver(void) {
@@ -128,8 +131,8 @@ static void load_driver(void) {
   void *lib = NULL;
   char label[1024], first_error[1024] = "";
   if (override && *override) {
-    if (getenv("JAXON_LIBCUDA") && *getenv("JAXON_LIBCUDA")) snprintf(label, sizeof label, "JAXON_LIBCUDA=%.990s", override);
-    else snprintf(label, sizeof label, "JAXON_CUDA_EMULATOR=1: %.990s", override);
+    if (emulator_requested()) snprintf(label, sizeof label, "JAXON_CUDA_EMULATOR=1: %.990s", override);
+    else snprintf(label, sizeof label, "JAXON_LIBCUDA=%.990s", override);
     lib = dlopen(override, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
       snprintf(driver_reason, sizeof driver_reason, "no CUDA driver: %s cannot be loaded: %s", label, dlerror());
@@ -264,7 +267,7 @@ static void load_nvrtc(void) {
     found = try_nvrtc(override, error, sizeof error);
     if (!found) {
       snprintf(nvrtc_reason, sizeof nvrtc_reason, "no NVRTC: %s=%s cannot be used: %s",
-               getenv("JAXON_LIBNVRTC") && *getenv("JAXON_LIBNVRTC") ? "JAXON_LIBNVRTC" : "JAXON_CUDA_EMULATOR=1, so", override, error);
+               emulator_requested() ? "JAXON_CUDA_EMULATOR=1, so" : "JAXON_LIBNVRTC", override, error);
       return;
     }
   } else {

@@ -162,10 +162,11 @@ def all_finite(tree):
     import jax
     import jax.numpy as jnp
 
-    device = jax.devices()[0]
+    # pinned_host outputs (gradients of host weights, offloaded state) are checked on the device; a Device alone as
+    # the target keeps the memory kind in JAX 0.11 ("Memory kind mismatch"), so the sharding names 'device'
+    on_device = jax.sharding.SingleDeviceSharding(jax.devices()[0], memory_kind="device")
     for leaf in jax_leaves(tree):
-        # pinned_host outputs (gradients of host weights, offloaded state) are checked on the device
-        if not bool(jnp.all(jnp.isfinite(jax.device_put(leaf, device)))):
+        if not bool(jnp.all(jnp.isfinite(jax.device_put(leaf, on_device)))):
             return f"non-finite values in a {leaf.dtype}{list(leaf.shape)} output"
     return None
 
@@ -174,9 +175,9 @@ def close_to(tree, reference):
     import jax
     import jax.numpy as jnp
 
-    device = jax.devices()[0]
+    on_device = jax.sharding.SingleDeviceSharding(jax.devices()[0], memory_kind="device")
     for i, (leaf, ref) in enumerate(zip(jax_leaves(tree), jax_leaves(reference))):
-        if not bool(jnp.allclose(jax.device_put(leaf, device), ref, rtol=1e-4, atol=1e-5)):
+        if not bool(jnp.allclose(jax.device_put(leaf, on_device), ref, rtol=1e-4, atol=1e-5)):
             return f"gradient {i} differs from the baseline program's"
     return None
 

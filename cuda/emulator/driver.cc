@@ -427,12 +427,26 @@ EXPORT CUresult cuMemFreeHost(void *pointer) {
   return CUDA_SUCCESS;
 }
 
+/** JAXON_CUDA_EMULATOR_COPY_DELAY_US: each asynchronous copy waits this long first, so a missing wait on a copy shows. */
+static long copy_delay_us() {
+  static long delay = [] {
+    const char *value = getenv("JAXON_CUDA_EMULATOR_COPY_DELAY_US");
+    return value && *value ? strtol(value, nullptr, 10) : 0L;
+  }();
+  return delay;
+}
+
+static void slow_copy() {
+  if (copy_delay_us() > 0) usleep((useconds_t)copy_delay_us());
+}
+
 // A copy between host and device: asynchronous from pinned memory, synchronous (after the stream's earlier work) otherwise.
 static CUresult host_copy(void *dst, const void *src, size_t bytes, CUstream stream, const void *host) {
   if (bytes == 0) return CUDA_SUCCESS;
   CUstream_st &s = stream_of(stream);
   if (is_pinned_range(host, bytes)) {
     s.push([=] {
+      slow_copy();
       if (sticky_error() == CUDA_SUCCESS) memcpy(dst, src, bytes);
     });
     return CUDA_SUCCESS;
@@ -462,6 +476,7 @@ EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t by
   if (bytes == 0) return CUDA_SUCCESS;
   if (!is_device_range(dst, bytes) || !is_device_range(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
   stream_of(stream).push([=] {
+    slow_copy();
     if (sticky_error() == CUDA_SUCCESS) memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
   });
   return CUDA_SUCCESS;

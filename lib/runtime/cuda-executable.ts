@@ -25,6 +25,7 @@ import type { MemoryKind, PrimitiveParams } from '../core/primitives.js';
 import { describePlan } from '../compiler/describe-plan.js';
 import type { Program } from '../compiler/fuse.js';
 import { type CallLayout, type ProgramPlan, bufferBytes } from '../compiler/plan.js';
+import { launchOutputCount } from '../compiler/schedule.js';
 import { type CudaKernelSource, renderCuda } from '../compiler/render/cuda.js';
 import type { ProgramExecutable } from './backend.js';
 import type { CudaBackend, CudaBuffer } from './cuda.js';
@@ -56,8 +57,14 @@ interface ProfiledOp {
   bytes?: number;
 }
 
+/** The bytes an op reads and writes: [slot, offset, bytes] each. */
+interface Access {
+  reads: [number, number, number][];
+  writes: [number, number, number][];
+}
+
 type Piece =
-  | { kind: 'segment'; program: CudaProgramHandle; launches: number; profiled: ProfiledOp[] }
+  | { kind: 'segment'; program: CudaProgramHandle; launches: number; profiled: ProfiledOp[]; ops: CudaProgramOp[]; access: (Access | null)[] }
   | { kind: 'call'; step: number; layout: CallLayout; run: CallRunner };
 
 type CallRunner = (ref: (id: number) => Binding, inputs: number[], outputs: number[], scratch: Record<MemoryKind, Binding>) => void;
@@ -171,6 +178,9 @@ export class CudaExecutable implements ProgramExecutable {
       e.#functions = this.#functions;
       e.#buildPieces();
     }
+    // a race between streams would be a silent wrong answer: refuse the program instead
+    const hazards = this.hazards();
+    if (hazards.length) throw new Error(`jax.jit: internal error: the compiled CUDA program leaves ops unordered: ${hazards.slice(0, 3).join('; ')}`);
   }
 
   *#allExecutables(): Generator<CudaExecutable> {
@@ -217,7 +227,10 @@ export class CudaExecutable implements ProgramExecutable {
     };
     let events = 0;
     const waits = new Map<number, number[]>();
-    const transfers = this.plan.transfers.filter((t) => t.step >= from && t.step < to && t.stream !== 'compute');
+    // JAXON_CUDA_SERIAL_TRANSFERS=1 keeps every copy on the compute stream, in step order (to tell a transfer race from anything else)
+    const serial = process.env['JAXON_CUDA_SERIAL_TRANSFERS'] === '1';
+    const transfers = serial ? [] : this.plan.transfers.filter((t) => t.step >= from && t.step < to && t.stream !== 'compute');
+    const issued: { stream: string; done: number; before: number }[] = [];
     const startTransfers = (position: number) => {
       for (const t of transfers) {
         if (Math.max(t.start, from - 1) !== position) continue;
@@ -227,13 +240,17 @@ export class CudaExecutable implements ProgramExecutable {
         const done = events++;
         ops.push({ op: 'record', stream: 'compute', event: ready });
         ops.push({ op: 'wait', stream: t.stream, event: ready });
+        // transfers that must finish before this step (it is a copy: it runs on its own stream, not after compute's waits)
+        for (const other of issued) if (other.before <= t.step && other.stream !== t.stream) ops.push({ op: 'wait', stream: t.stream, event: other.done });
         ops.push({ op: 'copy', stream: t.stream, dst: need(this.#ref(s.dst), bytes), src: need(this.#ref(s.src), bytes), bytes });
         ops.push({ op: 'record', stream: t.stream, event: done });
         const before = Math.min(t.wait, to);
+        issued.push({ stream: t.stream, done, before });
         waits.set(before, [...(waits.get(before) ?? []), done]);
       }
     };
     let launches = 0;
+    const launchSteps = new Map<CudaProgramOp, Extract<Program['steps'][number], { kind: 'launch' }>>();
     const profiled: ProfiledOp[] = [];
     const alone = (name: string, track: Track, op: CudaProgramOp, bytes?: number) =>
       profiled.push({ name, track, spec: { slotBytes, arenaBytes: 0, events: 0, graph: false, ops: [op] }, ...(bytes !== undefined ? { bytes } : {}) });
@@ -249,6 +266,7 @@ export class CudaExecutable implements ProgramExecutable {
             sharedMemBytes: source.sharedMemBytes, args: s.buffers.map((id) => need(this.#ref(id), bufferBytes(buffers[id]!))),
           };
           ops.push(launch);
+          launchSteps.set(launch, s);
           alone(source.name, 'compute', launch);
           launches++;
         }
@@ -264,7 +282,27 @@ export class CudaExecutable implements ProgramExecutable {
     }
     for (const event of waits.get(to) ?? []) ops.push({ op: 'wait', stream: 'compute', event });
     const program = native().cudaProgramCreate(this.backend.info.handle, { slotBytes, arenaBytes: 0, events, graph: false, ops });
-    return { kind: 'segment', program, launches, profiled };
+    const access = ops.map((op): Access | null => {
+      if (op.op === 'copy') return { reads: [[...op.src, op.bytes]], writes: [[...op.dst, op.bytes]] };
+      if (op.op !== 'launch') return null;
+      const step = launchSteps.get(op)!;
+      const n = launchOutputCount(step.kernel, step.buffers.length);
+      const regions = step.buffers.map((id, i): [number, number, number] => [...op.args[i]!, bufferBytes(buffers[id]!)]);
+      return { reads: regions.slice(n), writes: regions.slice(0, n) };
+    });
+    return { kind: 'segment', program, launches, profiled, ops, access };
+  }
+
+  /**
+   * Pairs of ops in one native program that touch overlapping bytes (one of them writing) with nothing ordering
+   * them: not one stream, and no record/wait chain between their streams. A race on a GPU; [] is the pass.
+   */
+  hazards(): string[] {
+    const out: string[] = [];
+    for (const e of this.#allExecutables()) {
+      for (const piece of e.#pieces) if (piece.kind === 'segment') out.push(...segmentHazards(piece.ops, piece.access));
+    }
+    return out;
   }
 
   get kernelCount(): number {
@@ -457,6 +495,10 @@ export class CudaExecutable implements ProgramExecutable {
       device: backend.allocate(Math.max(plan.arena.device, 256), 'device'),
       pinned_host: plan.arena.pinned_host > 0 ? backend.allocate(plan.arena.pinned_host, 'pinned_host') : null,
     };
+    if (process.env['JAXON_CUDA_POISON'] === '1') {
+      // every temporary and output starts as 0xff bytes (NaN floats), so a read of memory no step wrote shows
+      for (const b of [arena.device, ...storages.map((st) => st.buffer as CudaBuffer)]) if (b.memoryKind === 'device') native().cudaMemset(b.handle, 0xff);
+    }
     try {
       this.exec(argBindings, constBindings, storages.map((s) => ({ buffer: s.buffer as CudaBuffer, offset: 0 })), {
         device: { buffer: arena.device, offset: 0 },
@@ -500,4 +542,40 @@ export class CudaExecutable implements ProgramExecutable {
   toString(): string {
     return describePlan(this.plan);
   }
+}
+
+const streamOf = (op: CudaProgramOp): string => (op.op === 'launch' ? 'compute' : op.stream);
+
+/**
+ * Happens-before over a native program's ops: program order on each stream, and a wait for an event after the
+ * record it waits for (the program forks the copy streams from compute at entry, so entry is common ground).
+ */
+function segmentHazards(ops: readonly CudaProgramOp[], access: readonly (Access | null)[]): string[] {
+  // for each op: per stream, the index of the latest op on that stream known to come before it (-1: none)
+  const known: Map<string, number>[] = [];
+  const last = new Map<string, number>();
+  const recorded = new Map<number, Map<string, number>>();
+  ops.forEach((op, i) => {
+    const stream = streamOf(op);
+    const before = new Map(last.has(stream) ? known[last.get(stream)!]! : []);
+    if (last.has(stream)) before.set(stream, last.get(stream)!);
+    if (op.op === 'wait') for (const [s, j] of recorded.get(op.event) ?? []) before.set(s, Math.max(before.get(s) ?? -1, j));
+    if (op.op === 'record') recorded.set(op.event, new Map([...before, [stream, i]]));
+    known.push(before);
+    last.set(stream, i);
+  });
+  const ordered = (a: number, b: number) => (known[b]!.get(streamOf(ops[a]!)) ?? -1) >= a;
+  const overlap = (x: [number, number, number], y: [number, number, number]) => x[0] === y[0] && x[1] < y[1] + y[2] && y[1] < x[1] + x[2];
+  const out: string[] = [];
+  for (let b = 0; b < ops.length; b++) {
+    const B = access[b];
+    if (!B) continue;
+    for (let a = 0; a < b; a++) {
+      const A = access[a];
+      if (!A || streamOf(ops[a]!) === streamOf(ops[b]!) || ordered(a, b)) continue;
+      const conflict = A.writes.some((w) => [...B.reads, ...B.writes].some((r) => overlap(w, r))) || B.writes.some((w) => A.reads.some((r) => overlap(w, r)));
+      if (conflict) out.push(`ops[${a}] (${ops[a]!.op} on ${streamOf(ops[a]!)}) and ops[${b}] (${ops[b]!.op} on ${streamOf(ops[b]!)}) touch the same bytes unordered`);
+    }
+  }
+  return out;
 }
