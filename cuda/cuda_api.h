@@ -119,9 +119,7 @@ typedef enum { JAXON_NVRTC_RESULT_VALUES(JAXON_ENUMERATOR) } nvrtcResult;
   X(CUresult, cuEventRecord, (CUevent hEvent, CUstream hStream))                                         \
   X(CUresult, cuEventQuery, (CUevent hEvent))                                                            \
   X(CUresult, cuEventSynchronize, (CUevent hEvent))                                                      \
-  X(CUresult, cuEventElapsedTime, (float *pMilliseconds, CUevent hStart, CUevent hEnd))                  \
   X(CUresult, cuModuleLoadData, (CUmodule *module, const void *image))                                   \
-  X(CUresult, cuModuleUnload, (CUmodule hmod))                                                           \
   X(CUresult, cuModuleGetFunction, (CUfunction *hfunc, CUmodule hmod, const char *name))                 \
   X(CUresult, cuFuncGetAttribute, (int *pi, CUfunction_attribute attrib, CUfunction hfunc))              \
   X(CUresult, cuFuncSetAttribute, (CUfunction hfunc, CUfunction_attribute attrib, int value))            \
@@ -130,6 +128,11 @@ typedef enum { JAXON_NVRTC_RESULT_VALUES(JAXON_ENUMERATOR) } nvrtcResult;
                                unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,    \
                                void **kernelParams, void **extra))                                       \
   X(CUresult, cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *userData))
+
+// Entry points jaxon does not need to run (timing, unloading): resolved when the driver has them, NULL otherwise.
+#define JAXON_CUDA_OPTIONAL_FUNCTIONS(X)                                                                 \
+  X(CUresult, cuEventElapsedTime, (float *pMilliseconds, CUevent hStart, CUevent hEnd))                  \
+  X(CUresult, cuModuleUnload, (CUmodule hmod))
 
 // CUDA graphs (driver 11.4+) are an optimization: without them programs replay op by op.
 #define JAXON_CUDA_GRAPH_FUNCTIONS(X)                                                                    \
@@ -160,6 +163,7 @@ typedef enum { JAXON_NVRTC_RESULT_VALUES(JAXON_ENUMERATOR) } nvrtcResult;
 
 #define JAXON_DECLARE_PFN(ret, name, params) typedef ret(*jaxon_pfn_##name) params;
 JAXON_CUDA_DRIVER_FUNCTIONS(JAXON_DECLARE_PFN)
+JAXON_CUDA_OPTIONAL_FUNCTIONS(JAXON_DECLARE_PFN)
 JAXON_CUDA_GRAPH_FUNCTIONS(JAXON_DECLARE_PFN)
 JAXON_NVRTC_FUNCTIONS(JAXON_DECLARE_PFN)
 #undef JAXON_DECLARE_PFN

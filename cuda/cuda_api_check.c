@@ -26,6 +26,7 @@ JAXON_CU_FLAG_VALUES(SAME_VALUE)
 #define SAME_TYPE(ret, name, params) \
   _Static_assert(__builtin_types_compatible_p(__typeof__(&name), jaxon_pfn_##name), #name " differs from cuda.h");
 JAXON_CUDA_DRIVER_FUNCTIONS(SAME_TYPE)
+JAXON_CUDA_OPTIONAL_FUNCTIONS(SAME_TYPE)
 JAXON_CUDA_GRAPH_FUNCTIONS(SAME_TYPE)
 
 _Static_assert(sizeof(CUdeviceptr) == 8, "CUdeviceptr is 64-bit");

@@ -41,6 +41,7 @@ typedef struct {
 
 #define JAXON_DRIVER_ENTRY(ret, name, params) {#name, offsetof(jaxon_cuda_driver, name)},
 static const symbol_entry driver_symbols[] = {JAXON_CUDA_DRIVER_FUNCTIONS(JAXON_DRIVER_ENTRY)};
+static const symbol_entry optional_symbols[] = {JAXON_CUDA_OPTIONAL_FUNCTIONS(JAXON_DRIVER_ENTRY)};
 static const symbol_entry graph_symbols[] = {JAXON_CUDA_GRAPH_FUNCTIONS(JAXON_DRIVER_ENTRY)};
 #undef JAXON_DRIVER_ENTRY
 #define JAXON_NVRTC_ENTRY(ret, name, params) {#name, offsetof(jaxon_nvrtc, name)},
@@ -164,6 +165,8 @@ static void load_driver(void) {
     dlclose(lib);
     return;
   }
+  char optional_missing[512];
+  resolve(lib, &driver_state, optional_symbols, COUNT(optional_symbols), optional_missing, sizeof optional_missing);
   char graph_missing[512];
   driver_state.has_graphs = resolve(lib, &driver_state, graph_symbols, COUNT(graph_symbols), graph_missing,
                                     sizeof graph_missing) == 0;

@@ -24,6 +24,7 @@
 typedef struct jaxon_cuda_driver {
 #define JAXON_MEMBER(ret, name, params) jaxon_pfn_##name name;
   JAXON_CUDA_DRIVER_FUNCTIONS(JAXON_MEMBER)
+  JAXON_CUDA_OPTIONAL_FUNCTIONS(JAXON_MEMBER) /* NULL when the driver lacks them */
   JAXON_CUDA_GRAPH_FUNCTIONS(JAXON_MEMBER)
   int has_graphs;
   int version;       /* cuDriverGetVersion: 12040 is CUDA 12.4 */

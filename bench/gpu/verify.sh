@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One command turns a lent GPU into a record (issue 12):
-#   npm run gpu:verify -- --part env|tests|native|sanitize|bench|all [--out DIR] [--only w1,w2]
+#   npm run gpu:verify -- --part env|tests|native|sanitize|bench|offload|all [--out DIR] [--only w1,w2]
 # Run after `source .gpu/setup.sh` on a GPU host (see ../shared/gpu/pack.sh). Logs and JSON go to $OUT
 # (or --out); each part appends to DIR/verify-<part>.log. `tests` runs the suite on the GPU (the
 # native CUDA tests alone, since one of them fills the GPU's memory); `bench` runs bench/jax/run.py
@@ -38,8 +38,10 @@ run_bench() {
   python3 bench/jax/run.py --sizes full "${sel[@]}" --out "$out/jax.json" 2>&1 | tail -45
   gpu_env node dist/bench/gpu-suite.js --sizes full "${sel[@]}" --jax "$out/jax.json" --out "$out/jaxon.json" --append-md "$out/table.md" 2>&1 | tail -45
 }
+# the tutorial's programs at full size: step times, memoryAnalysis and measured peak, offloaded or not, beside JAX's
+run_offload() { only=${only:-tutorial,adam}; run_bench; node dist/bench/gpu/offload-check.js 10 256 256 1024 2>&1; }
 case $part in
-  env) run_env ;; tests) run_tests ;; native) run_native ;; sanitize) run_sanitize ;; bench) run_bench ;;
+  env) run_env ;; tests) run_tests ;; native) run_native ;; sanitize) run_sanitize ;; bench) run_bench ;; offload) run_offload ;;
   all) run_env; run_tests; run_sanitize; run_bench ;;
-  *) echo "verify: unknown part $part (env, tests, native, sanitize, bench, all)" >&2; exit 2 ;;
+  *) echo "verify: unknown part $part (env, tests, native, sanitize, bench, offload, all)" >&2; exit 2 ;;
 esac 2>&1 | tee -a "$out/verify-$part.log"

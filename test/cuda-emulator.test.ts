@@ -1,0 +1,90 @@
+// jaxon's emulated GPU itself (cuda/emulator/): what a real GPU would refuse
+// or get wrong, it must refuse or report too. Checked in child processes
+// (each selects the emulator, and its checking mode, when it loads): a
+// kernel that reads shared memory before the barrier that publishes it runs
+// right in one fiber order and wrong in another, which the schedule check
+// reports; the same kernel with its barrier passes; a kernel reading out of
+// bounds of its buffer faults with the kernel, block and thread named and
+// the error is sticky; a deadlocked block (a shuffle a lane never reaches)
+// fails instead of hanging.
+import test from 'ava';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const dist = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'lib');
+
+const reduceSource = (name: string, barrier: boolean) => `
+extern "C" __global__ void __launch_bounds__(256) ${name}(float *out, const float *in) {
+  __shared__ float s[256];
+  unsigned t = threadIdx.x;
+  s[t] = in[blockIdx.x * 256 + t];
+  ${barrier ? '__syncthreads();' : '/* the barrier that publishes s[] is missing */'}
+  for (unsigned k = 128; k > 0; k >>= 1) {
+    if (t < k) s[t] += s[t + k];
+    __syncthreads();
+  }
+  if (t == 0) out[blockIdx.x] = s[0];
+}
+`;
+
+/** Runs a kernel on the emulated GPU in a fresh process; prints the block sums or the error. */
+function runKernel(source: string, name: string, env: Record<string, string>, body = ''): string {
+  const script = `
+    const { createCudaDevice } = await import(${JSON.stringify(path.join(dist, 'runtime', 'cuda.js'))});
+    const { native } = await import(${JSON.stringify(path.join(dist, 'runtime', 'native.js'))});
+    const { compileCudaKernelSync } = await import(${JSON.stringify(path.join(dist, 'runtime', 'nvrtc-cache.js'))});
+    const device = createCudaDevice(0);
+    const image = compileCudaKernelSync(${JSON.stringify(name)}, ${JSON.stringify(source)}, device.backend.target);
+    const module = native().cudaModuleLoad(device.info.handle, image.image, 'test');
+    const fn = native().cudaGetFunction(device.info.handle, module, ${JSON.stringify(name)}).handle;
+    const input = Float32Array.from({ length: 4 * 256 }, (_, i) => (i % 7) + 1);
+    const x = device.backend.fromHost(new Uint8Array(input.buffer));
+    const out = device.backend.fromHost(new Uint8Array(16));
+    try {
+      native().cudaLaunch(fn, [4, 1, 1], [256, 1, 1], 0, [out.handle, x.handle]);
+      console.log(Array.from(new Float32Array(device.backend.toHostSync(out).buffer)).join(','));
+    } catch (e) { console.log('ERROR ' + e.message); }
+    ${body}`;
+  const base = { ...process.env };
+  for (const k of Object.keys(base)) if (k.startsWith('JAXON_CUDA_EMULATOR')) delete base[k];
+  return execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    env: { ...base, JAXON_CUDA_EMULATOR: '1', ...env }, encoding: 'utf8', timeout: 120_000,
+  }).trim();
+}
+
+// each block sums 256 values of (i % 7) + 1
+const expected = [0, 1, 2, 3].map((b) => Array.from({ length: 256 }, (_, t) => ((b * 256 + t) % 7) + 1).reduce((a, c) => a + c, 0)).join(',');
+
+test('the schedule check passes a kernel whose barriers are all there', (t) => {
+  t.is(runKernel(reduceSource('jaxon_emu_reduce_ok', true), 'jaxon_emu_reduce_ok', { JAXON_CUDA_EMULATOR_CHECK: 'schedule' }), expected);
+});
+
+test('the schedule check reports a kernel missing a __syncthreads', (t) => {
+  const out = runKernel(reduceSource('jaxon_emu_reduce_racy', false), 'jaxon_emu_reduce_racy', { JAXON_CUDA_EMULATOR_CHECK: 'schedule' });
+  t.regex(out, /^ERROR .*CUDA_ERROR_LAUNCH_FAILED.*kernel 'jaxon_emu_reduce_racy': its result depends on the order the threads of a block run in \(a missing __syncthreads/);
+});
+
+test('an out-of-bounds read faults with the kernel, block and thread named, and the error is sticky', (t) => {
+  const source = `
+extern "C" __global__ void jaxon_emu_wild(float *out, const float *in) {
+  const float *far = in + (threadIdx.x == 3 && blockIdx.x == 2 ? (1ull << 40) : 0);
+  out[blockIdx.x] = far[blockIdx.x * 256 + threadIdx.x];
+}`;
+  const out = runKernel(source, 'jaxon_emu_wild', {}, `
+    try { device.backend.fromHost(new Uint8Array(4)); console.log('allocated after the fault'); } catch (e) { console.log('STICKY ' + e.message); }`);
+  const [first, second] = out.split('\n');
+  t.regex(first!, /^ERROR .*CUDA_ERROR_LAUNCH_FAILED \(unspecified launch failure: kernel 'jaxon_emu_wild': block \(2,0,0\), thread \(3,0,0\): illegal memory read at address 0x[0-9a-f]+ \(SIGSEGV\)\)/);
+  t.regex(second!, /^STICKY .*CUDA_ERROR_LAUNCH_FAILED/);
+});
+
+test('a warp shuffle that a lane never reaches is a deadlock the launch reports, not a hang', (t) => {
+  const source = `
+extern "C" __global__ void jaxon_emu_stuck(float *out, const float *in) {
+  float v = in[blockIdx.x * 256 + threadIdx.x];
+  if (threadIdx.x % 32 != 5) v += __shfl_xor_sync(0xffffffffu, v, 1); // lane 5 of each warp never arrives
+  out[blockIdx.x] = v;
+}`;
+  const out = runKernel(source, 'jaxon_emu_stuck', {});
+  t.regex(out, /^ERROR .*kernel 'jaxon_emu_stuck': block \(\d,0,0\), thread \(\d+,0,0\): deadlock: 0 thread\(s\) wait at __syncthreads and 248 at a warp collective/);
+});
