@@ -30,6 +30,15 @@ jaxon_cuda_buffer *jaxon_get_buffer(napi_env env, napi_value value, const char *
 
 int jaxon_buffer_use(napi_env env, jaxon_cuda_buffer *b, int stream) {
   jaxon_cuda_device *d = b->device;
+  // A block is reused in its pool's stream order: a first use on another stream waits for that stream's earlier
+  // work, which may still touch the block's previous owner (pinned blocks are reused only after their events).
+  if (b->ready_stream < 0 && !b->host && b->alloc_stream != stream) {
+    CUevent event = jaxon_record_event(env, d, b->alloc_stream);
+    if (!event) return 0;
+    CUresult result = jaxon_cu->cuStreamWaitEvent(d->streams[stream], event, 0);
+    jaxon_release_event(d, event);
+    if (result != CUDA_SUCCESS) return jaxon_cuda_throw(env, "cuStreamWaitEvent", result);
+  }
   if (b->ready_stream >= 0 && b->ready_stream != stream) {
     CUevent event = b->ready;
     if (!event && !(event = jaxon_record_event(env, d, b->ready_stream))) return 0;
@@ -87,6 +96,7 @@ jaxon_cuda_buffer *jaxon_buffer_alloc(napi_env env, jaxon_cuda_device *d, size_t
   b->nbytes = nbytes;
   b->address = b->block->address;
   b->ready_stream = -1; // nothing has written it yet
+  b->alloc_stream = stream;
   jaxon_report_external_memory(env, d, (int64_t)b->block->size);
   return b;
 }

@@ -95,6 +95,7 @@ typedef struct jaxon_cuda_buffer {
   uint64_t address;    /* device pointer, or the host pointer of a pinned_host buffer */
   CUevent ready;       /* set while the last write was on a copy stream */
   int ready_stream;    /* stream of the last write */
+  int alloc_stream;    /* the stream whose pool the block came from: its earlier work may still use the memory */
   int freed;
   int pending_reads;   /* reads of a pinned buffer in place that have not finished */
   int release_deferred; /* freed while reads were pending: released by the last one */

@@ -88,3 +88,37 @@ extern "C" __global__ void jaxon_emu_stuck(float *out, const float *in) {
   const out = runKernel(source, 'jaxon_emu_stuck', {});
   t.regex(out, /^ERROR .*kernel 'jaxon_emu_stuck': block \(\d,0,0\), thread \(\d+,0,0\): deadlock: 0 thread\(s\) wait at __syncthreads and 248 at a warp collective/);
 });
+
+test('a copy into a block reused from the compute stream waits for the kernels still reading its previous owner', (t) => {
+  const source = `
+extern "C" __global__ void jaxon_emu_slow_read(float *out, const float *a) {
+  unsigned long long start = jx_emu_globaltimer();
+  while (jx_emu_globaltimer() - start < 300000000ull) {}  // 300 ms, then read a (one thread: fibers take turns)
+  for (int i = 0; i < 1024; i++) out[i] = a[i];
+}`;
+  const script = `
+    const { createCudaDevice } = await import(${JSON.stringify(path.join(dist, 'runtime', 'cuda.js'))});
+    const { native } = await import(${JSON.stringify(path.join(dist, 'runtime', 'native.js'))});
+    const { compileCudaKernelSync } = await import(${JSON.stringify(path.join(dist, 'runtime', 'nvrtc-cache.js'))});
+    const device = createCudaDevice(0);
+    const be = device.backend;
+    const image = compileCudaKernelSync('jaxon_emu_slow_read', ${JSON.stringify(source)}, be.target);
+    const module = native().cudaModuleLoad(device.info.handle, image.image, 'test');
+    const fn = native().cudaGetFunction(device.info.handle, module, 'jaxon_emu_slow_read').handle;
+    const n = 3 * 1024 * 1024 + 1024; // a size of its own, so the next block of this size is a's
+    const a = be.allocate(4 * n); // from the compute stream's pool, written there
+    native().cudaMemset(a.handle, 0x3f); // every float 0x3f3f3f3f
+    const out = be.fromHost(new Uint8Array(4 * 1024));
+    be.blockUntilReadySync(out);
+    const where = native().cudaBufferInfo(a.handle).pointer;
+    native().cudaLaunch(fn, [1, 1, 1], [1, 1, 1], 0, [out.handle, a.handle]);
+    be.free(a); // back to the compute stream's pool while the kernel still has to read it
+    const pinned = be.fromHost(new Uint8Array(new Float32Array(n).fill(2).buffer), 'pinned_host');
+    const b = be.devicePut(pinned, 'device'); // a host-to-device copy into a fresh block: a's
+    const values = new Float32Array(be.toHostSync(out).buffer); // the kernel's reads of a
+    console.log(native().cudaBufferInfo(b.handle).pointer === where, values.every((v) => v === new Float32Array(new Uint32Array([0x3f3f3f3f]).buffer)[0]));`;
+  const base = { ...process.env };
+  for (const k of Object.keys(base)) if (k.startsWith('JAXON_CUDA_EMULATOR')) delete base[k];
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { env: { ...base, JAXON_CUDA_EMULATOR: '1' }, encoding: 'utf8', timeout: 120_000 }).trim();
+  t.is(out, 'true true', 'the copy reused the block and the kernel still read the old values');
+});
