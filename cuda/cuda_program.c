@@ -481,7 +481,10 @@ static napi_value program_run(napi_env env, napi_callback_info info) {
     goto done;
   }
   p->runs++;
-  for (uint32_t i = 0; i < count; i++) jaxon_buffer_written_on_compute(slots[i]);
+  // Slots the run touched are now ordered after it on compute (the copy streams join compute at its end). A slot
+  // it did not touch keeps its own last writer: marking it too would drop a pending copy's event unwaited.
+  for (uint32_t i = 0; i < count; i++)
+    if (p->graph_enabled || p->slot_streams[i]) jaxon_buffer_written_on_compute(slots[i]);
   napi_get_undefined(env, &result);
 done:
   if (arena) {

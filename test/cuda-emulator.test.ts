@@ -122,3 +122,21 @@ extern "C" __global__ void jaxon_emu_slow_read(float *out, const float *a) {
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { env: { ...base, JAXON_CUDA_EMULATOR: '1' }, encoding: 'utf8', timeout: 120_000 }).trim();
   t.is(out, 'true true', 'the copy reused the block and the kernel still read the old values');
 });
+
+test('a program waits for the copies that fill its arguments, even when an earlier program of the same call did not use them', (t) => {
+  // the while loop's cond reads n, which jnp.array copies to the device; the call's first program (a kernel
+  // writing the loop's start) does not touch n, and used to mark it written, dropping the copy's event
+  const script = `
+    const jax = await import(${JSON.stringify(path.join(dist, 'index.js'))});
+    const { numpy: jnp, lax } = jax;
+    const f = jax.jit((n, v) => lax.foriLoop(2, n, (i, x) => jnp.add(jnp.multiply(x, 2), i), v));
+    const got = [];
+    for (let k = 0; k < 12; k++) got.push(f(jnp.array(k % 2 ? 4 : 7, { dtype: 'int32' }), jnp.array(1, { dtype: 'float32' })).item());
+    console.log(got.join(','));`;
+  const base = { ...process.env };
+  for (const k of Object.keys(base)) if (k.startsWith('JAXON_CUDA_EMULATOR') || k === 'JAXON_PLATFORMS') delete base[k];
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    env: { ...base, JAXON_CUDA_EMULATOR: '1', JAXON_CUDA_EMULATOR_COPY_DELAY_US: '3000' }, encoding: 'utf8', timeout: 120_000,
+  }).trim();
+  t.is(out, Array.from({ length: 12 }, (_, k) => (k % 2 ? 11 : 120)).join(','));
+});

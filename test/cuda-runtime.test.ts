@@ -41,6 +41,7 @@ const fakeEnv = {
 };
 Object.assign(process.env, fakeEnv, { JAXON_CACHE_DIR: path.join(workDir, 'cache') });
 delete process.env.JAXON_DUMP_DIR;
+delete process.env.JAXON_CUDA_EMULATOR; // the emulated GPU would take precedence over the fake driver (the emulated run sets it)
 
 test.after.always(() => {
   fs.rmSync(workDir, { recursive: true, force: true });

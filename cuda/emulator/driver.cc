@@ -24,6 +24,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -125,12 +126,23 @@ bool is_pinned_range(const void *p, size_t n) {
 
 // ---- streams and events ----
 
+// An event's records are numbered 1, 2, ...; a wait waits for the record that was the latest when it was
+// queued, and records on different streams can complete out of order (a re-recorded event's later record on a
+// fast stream must not release a wait for its earlier record on a slow one).
 struct EventState {
   std::mutex lock;
   std::condition_variable changed;
-  unsigned long long recorded = 0, completed = 0;
+  unsigned long long recorded = 0;
+  unsigned long long floor = 0;          // every record up to this one has completed
+  std::set<unsigned long long> done;     // completed records above the floor
   long long time_ns = 0;
   CUgraph capture = nullptr;  // recorded in a stream capture: only captured streams may wait on it
+
+  bool completed(unsigned long long target) const { return target <= floor || done.count(target) > 0; }
+  void complete(unsigned long long target) {
+    done.insert(target);
+    while (done.count(floor + 1)) done.erase(++floor);
+  }
 };
 
 }  // namespace
@@ -546,7 +558,7 @@ EXPORT CUresult cuEventRecord(CUevent event, CUstream stream) {
   }
   s.push([e, target] {
     std::lock_guard<std::mutex> guard(e->lock);
-    if (e->completed < target) e->completed = target;
+    e->complete(target);
     e->time_ns = now_ns();
     e->changed.notify_all();
   });
@@ -576,7 +588,7 @@ EXPORT CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int f
   if (target == 0) return CUDA_SUCCESS;
   s.push([e, target] {
     std::unique_lock<std::mutex> guard(e->lock);
-    e->changed.wait(guard, [&] { return e->completed >= target; });
+    e->changed.wait(guard, [&] { return e->completed(target); });
   });
   return CUDA_SUCCESS;
 }
@@ -585,7 +597,7 @@ EXPORT CUresult cuEventQuery(CUevent event) {
   REQUIRE_HEALTHY();
   if (!event) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard<std::mutex> guard(event->state->lock);
-  return event->state->completed >= event->state->recorded ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  return event->state->completed(event->state->recorded) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 EXPORT CUresult cuEventSynchronize(CUevent event) {
@@ -594,7 +606,7 @@ EXPORT CUresult cuEventSynchronize(CUevent event) {
   std::shared_ptr<EventState> e = event->state;
   std::unique_lock<std::mutex> guard(e->lock);
   unsigned long long target = e->recorded;
-  e->changed.wait(guard, [&] { return e->completed >= target; });
+  e->changed.wait(guard, [&] { return e->completed(target); });
   return sticky_error();
 }
 
@@ -603,10 +615,10 @@ EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
   if (!ms || !start || !end) return CUDA_ERROR_INVALID_VALUE;
   if ((start->flags | end->flags) & CU_EVENT_DISABLE_TIMING) return (CUresult)JX_CUDA_ERROR_INVALID_HANDLE;
   std::lock_guard<std::mutex> a(start->state->lock);
-  if (start->state->completed < start->state->recorded || start->state->recorded == 0) return CUDA_ERROR_NOT_READY;
+  if (!start->state->completed(start->state->recorded) || start->state->recorded == 0) return CUDA_ERROR_NOT_READY;
   long long t0 = start->state->time_ns;
   std::lock_guard<std::mutex> b(end->state->lock);
-  if (end->state->completed < end->state->recorded || end->state->recorded == 0) return CUDA_ERROR_NOT_READY;
+  if (!end->state->completed(end->state->recorded) || end->state->recorded == 0) return CUDA_ERROR_NOT_READY;
   *ms = (float)((end->state->time_ns - t0) / 1e6);
   return CUDA_SUCCESS;
 }
