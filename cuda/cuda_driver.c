@@ -171,7 +171,9 @@ static void load_driver(void) {
   driver_state.has_graphs = resolve(lib, &driver_state, graph_symbols, COUNT(graph_symbols), graph_missing,
                                     sizeof graph_missing) == 0;
   library_path(lib, "cuInit", label, driver_state.library, sizeof driver_state.library);
-  driver_state.emulated = dlsym(lib, "jaxon_emulated_gpu") != NULL;
+  const char *emulator = dlsym(lib, "jaxon_emulated_gpu");
+  driver_state.emulated = emulator != NULL;
+  if (emulator) snprintf(driver_state.emulator, sizeof driver_state.emulator, "%s", emulator);
   jaxon_cu = &driver_state; // for error names from here on
   CUresult result = driver_state.cuInit(0);
   char description[512];
@@ -329,6 +331,7 @@ static napi_value cuda_probe(napi_env env, napi_callback_info info) {
   jaxon_set_string(env, result, "library", cu ? cu->library : override && *override ? override : "libcuda.so.1");
   JAXON_CHECK(env, napi_get_boolean(env, cu && cu->emulated, &value));
   JAXON_CHECK(env, napi_set_named_property(env, result, "emulated", value));
+  jaxon_set_string(env, result, "emulator", cu && cu->emulated ? cu->emulator : "");
   jaxon_set_number(env, result, "driverVersion", cu ? cu->version : 0);
   jaxon_set_number(env, result, "deviceCount", cu ? cu->device_count : 0);
   jaxon_set_string(env, result, "nvrtcLibrary", nvrtc ? nvrtc->library : "");

@@ -31,6 +31,7 @@ typedef struct jaxon_cuda_driver {
   int device_count;
   char library[1024]; /* the file it came from */
   int emulated;       /* jaxon's emulated GPU (JAXON_CUDA_EMULATOR=1) */
+  char emulator[128]; /* its identification: what its compiled kernels depend on beyond their source */
 } jaxon_cuda_driver;
 
 typedef struct jaxon_nvrtc {

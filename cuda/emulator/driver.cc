@@ -251,10 +251,26 @@ struct CUfunc_st {
 
 // ---- the API ----
 
+/** Waits until every stream is idle: freeing memory synchronizes with the device, as the real driver's frees do. */
+static void drain_all_streams() {
+  std::vector<CUstream_st *> streams;
+  {
+    std::lock_guard<std::mutex> guard(streams_lock);
+    streams = all_streams();
+  }
+  for (CUstream_st *s : streams) s->drain();
+  stream_of(nullptr).drain();
+}
+
+
 #define EXPORT extern "C" __attribute__((visibility("default")))
 
-/** Marks this library as jaxon's emulated GPU for the loader (cuda_driver.c). */
-EXPORT const char jaxon_emulated_gpu[] = "jaxon emulated GPU 1";
+/**
+ * Marks this library as jaxon's emulated GPU for the loader (cuda_driver.c). The version names the kernel
+ * objects' ABI and build (emu_abi.h, nvrtc.cc's compiler flags): raise it when either changes, since
+ * compiled kernels are cached under it.
+ */
+EXPORT const char jaxon_emulated_gpu[] = "jaxon emulated GPU, kernel build 1";
 
 EXPORT CUresult cuInit(unsigned int flags) {
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
@@ -361,13 +377,7 @@ EXPORT CUresult cuCtxSetCurrent(CUcontext context) {
 /** Waits for every stream; the sticky error, if any, comes back. */
 EXPORT CUresult cuCtxSynchronize() {
   REQUIRE_INIT();
-  std::vector<CUstream_st *> streams;
-  {
-    std::lock_guard<std::mutex> guard(streams_lock);
-    streams = all_streams();
-  }
-  for (CUstream_st *s : streams) s->drain();
-  stream_of(nullptr).drain();
+  drain_all_streams();
   return sticky_error();
 }
 
@@ -409,6 +419,7 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {
 
 EXPORT CUresult cuMemFree_v2(CUdeviceptr pointer) {
   REQUIRE_INIT();
+  drain_all_streams(); // queued copies and kernels may still use the memory
   std::lock_guard<std::mutex> guard(memory_lock);
   auto it = allocations.find((uintptr_t)pointer);
   if (it == allocations.end() || it->second.pinned) return CUDA_ERROR_INVALID_VALUE;
@@ -431,6 +442,7 @@ EXPORT CUresult cuMemHostAlloc(void **pointer, size_t bytes, unsigned int flags)
 
 EXPORT CUresult cuMemFreeHost(void *pointer) {
   REQUIRE_INIT();
+  drain_all_streams();
   std::lock_guard<std::mutex> guard(memory_lock);
   auto it = allocations.find((uintptr_t)pointer);
   if (it == allocations.end() || !it->second.pinned) return CUDA_ERROR_INVALID_VALUE;

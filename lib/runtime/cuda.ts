@@ -137,7 +137,7 @@ export class CudaBackend implements Backend {
   constructor(readonly info: CudaDeviceInfo) {
     const probe = native().cudaProbe();
     const target = cudaTarget(info.computeCapability, probe.nvrtcVersion, probe.nvrtcArchs);
-    this.target = probe.emulated ? { ...target, emulator: emulatorIdentity(probe.library) } : target;
+    this.target = probe.emulated ? { ...target, emulator: emulatorIdentity(probe.emulator) } : target;
   }
 
   /** Compiles a program planned with planAlignment (cuda-executable.ts). */

@@ -33,6 +33,8 @@ export interface CudaProbe {
   readonly graphs: boolean;
   /** Whether the driver is jaxon's emulated GPU (JAXON_CUDA_EMULATOR=1), which runs kernels on the host CPU. */
   readonly emulated: boolean;
+  /** The emulated GPU's identification (what its compiled kernels depend on beyond their source); '' otherwise. */
+  readonly emulator: string;
 }
 
 export interface NativeAddon extends CudaAddonFunctions {

@@ -104,23 +104,21 @@ let emulatorIdentityMemo: string | undefined;
 
 /**
  * What the emulated GPU's images depend on besides source and options: the
- * emulation header, the emulator library (its compiler flags live there) and
- * the knobs that change how kernels are built, hashed; part of the cache key.
+ * emulation header, the emulator's kernel build (its identification string)
+ * and the knobs that change how kernels are built, hashed; part of the cache key.
  */
-export function emulatorIdentity(library: string): string {
+export function emulatorIdentity(emulator: string): string {
   if (emulatorIdentityMemo !== undefined) return emulatorIdentityMemo;
   const root = jaxonPackageRoot();
-  const parts: (string | Uint8Array)[] = [];
-  for (const file of [root && path.join(root, 'cuda', 'emulator', 'jaxon_emu.h'), root && path.join(root, 'cuda', 'emulator', 'emu_abi.h'), library]) {
+  const hash = createHash('sha256').update(emulator);
+  for (const file of ['jaxon_emu.h', 'emu_abi.h']) {
     try {
-      if (file) parts.push(fs.readFileSync(file));
+      hash.update(root ? fs.readFileSync(path.join(root, 'cuda', 'emulator', file)) : `no package root for ${file}`);
     } catch {
-      parts.push(`missing ${file}`);
+      hash.update(`missing ${file}`);
     }
   }
-  for (const knob of ['JAXON_CUDA_EMULATOR_CXX', 'JAXON_CUDA_EMULATOR_OPT', 'JAXON_CUDA_EMULATOR_CHECK']) parts.push(`${knob}=${process.env[knob] ?? ''}`);
-  const hash = createHash('sha256');
-  for (const p of parts) hash.update(p);
+  for (const knob of ['JAXON_CUDA_EMULATOR_CXX', 'JAXON_CUDA_EMULATOR_OPT', 'JAXON_CUDA_EMULATOR_CHECK']) hash.update(`${knob}=${process.env[knob] ?? ''}`);
   emulatorIdentityMemo = `jaxon-emulator-${hash.digest('hex').slice(0, 16)}`;
   return emulatorIdentityMemo;
 }
