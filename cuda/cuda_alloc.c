@@ -214,6 +214,13 @@ void jaxon_allocator_destroy(jaxon_allocator *a) {
 // Returns a block to the cache, merging it with free neighbours of its segment.
 static void return_to_cache(jaxon_allocator *a, jaxon_block *b) {
   jaxon_block_pool *pool = pool_of(a, b);
+  if (a->exact && !b->prev && !b->next) { // its own segment: back to the driver at once
+    b->state = JAXON_BLOCK_FREE;
+    pool_insert(pool, b);
+    for (size_t s = 0; s < a->num_segments; s++)
+      if (a->segments[s] == b) return release_segment(a, s);
+    return;
+  }
   b->state = JAXON_BLOCK_FREE;
   b->num_uses = 0;
   b->requested = 0;
@@ -303,11 +310,12 @@ jaxon_block *jaxon_alloc(jaxon_allocator *a, size_t size, uint64_t stream, int *
   size_t rounded = size ? round_up(size, JAXON_ALLOC_ROUND) : JAXON_ALLOC_ROUND;
   int small = rounded <= JAXON_ALLOC_SMALL_REQUEST;
   jaxon_block_pool *pool = small ? &a->small : &a->large;
-  jaxon_block *b = pool_best_fit(pool, stream, rounded);
+  jaxon_block *b = a->exact ? NULL : pool_best_fit(pool, stream, rounded);
+  if (a->exact) rounded = size ? size : 1;
   if (b) {
     pool_remove(pool, b);
   } else {
-    size_t segment = segment_size_for(rounded);
+    size_t segment = a->exact ? rounded : segment_size_for(rounded);
     uint64_t address = 0;
     int result = reserve(a, segment, &address, err, err_size);
     if (result == JAXON_ALLOC_OUT_OF_MEMORY) {

@@ -88,6 +88,9 @@ typedef struct jaxon_allocator {
   size_t num_segments, cap_segments;
   jaxon_block *pending_head, *pending_tail;
   jaxon_alloc_stats stats;
+  /* Each request its own segment of exactly its size, released when freed: no carving or caching, so a
+     checker below (AddressSanitizer in the emulated GPU) sees every buffer's true bounds. */
+  int exact;
 } jaxon_allocator;
 
 void jaxon_allocator_init(jaxon_allocator *a, const jaxon_alloc_vtable *vt, uint64_t limit);

@@ -272,6 +272,9 @@ static jaxon_cuda_device *open_device(napi_env env, int ordinal) {
   jaxon_alloc_vtable host_vt = {d, host_segment_alloc, host_segment_free, vt_event_record,
                                 vt_event_query, vt_event_synchronize, vt_event_release};
   jaxon_allocator_init(&d->allocator, &device_vt, free_bytes);
+  // Exact allocations for checkers: JAXON_CUDA_ALLOCATOR=exact, and the emulated GPU's address check
+  const char *mode = getenv("JAXON_CUDA_ALLOCATOR"), *check = getenv("JAXON_CUDA_EMULATOR_CHECK");
+  d->allocator.exact = (mode && !strcmp(mode, "exact")) || (jaxon_cu->emulated && check && !strcmp(check, "address"));
   jaxon_host_pool_init(&d->host_pool, &host_vt, 0);
   napi_value name;
   napi_create_string_utf8(env, "jaxon cuda completions", NAPI_AUTO_LENGTH, &name);

@@ -28,12 +28,15 @@ namespace {
 std::mutex tracked_lock;
 std::map<uintptr_t, size_t> tracked;  // device allocations by address: what a launch may touch
 
-// ASan's report callback: the report becomes the launch's failure.
-thread_local std::string *asan_report = nullptr;
+// ASan's report callback, called on the host thread whose kernel thread made the bad access: the first report
+// of a launch, with that block and thread, becomes the launch's failure.
+std::mutex asan_lock;
+std::string asan_report;
 std::once_flag asan_once;
 
 void on_asan_report(const char *report) {
-  if (asan_report && asan_report->empty()) *asan_report = report;
+  std::lock_guard<std::mutex> guard(asan_lock);
+  if (asan_report.empty()) asan_report = describe_running_thread() + ": AddressSanitizer:\n" + report;
 }
 
 void install_asan_callback() {
@@ -67,11 +70,13 @@ void check_free(void *pointer) {
 }
 
 static std::string execute_reporting_asan(Launch &launch) {
-  std::string report;
-  asan_report = &report;
+  {
+    std::lock_guard<std::mutex> guard(asan_lock);
+    asan_report.clear();
+  }
   std::string failure = execute(launch);
-  asan_report = nullptr;
-  if (!report.empty() && failure.empty()) failure = std::string("kernel '") + launch.kernel->name + "': AddressSanitizer:\n" + report;
+  std::lock_guard<std::mutex> guard(asan_lock);
+  if (!asan_report.empty() && failure.empty()) failure = std::string("kernel '") + launch.kernel->name + "': " + asan_report;
   return failure;
 }
 

@@ -404,6 +404,14 @@ unsigned executor_threads() {
 
 const jx_emu_api *executor_api() { return &the_api; }
 
+std::string describe_running_thread() {
+  Worker *w = tls_worker;
+  if (!w || !w->in_kernel) return "";
+  char where[160];
+  describe_thread(w, where, sizeof where);
+  return where;
+}
+
 std::string execute(Launch &launch) {
   launch.next_block = 0;
   launch.finished_blocks = 0;

@@ -46,6 +46,9 @@ std::string execute(Launch &launch);
 /** The function table kernel modules receive (jx_emu_module_init). */
 const jx_emu_api *executor_api();
 
+/** "block (x,y,z), thread (x,y,z)" of the kernel thread running on the calling host thread, or "" (for checkers' reports). */
+std::string describe_running_thread();
+
 /** Host threads that run blocks (JAXON_CUDA_EMULATOR_THREADS, default: the CPUs). */
 unsigned executor_threads();
 
