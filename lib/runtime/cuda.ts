@@ -131,7 +131,8 @@ export class CudaBackend implements Backend {
   #staging: CudaBuffer | undefined;
   #functions = new Map<string, LoadedKernel>();
   #loading = new Map<string, Promise<LoadedKernel>>();
-  #pending: (Job | Action)[] = [];
+  /** queued work, in order (a Set: entries leave from anywhere in O(1)) */
+  #pending = new Set<Job | Action>();
   #tail: Promise<void> = Promise.resolve();
 
   constructor(readonly info: CudaDeviceInfo) {
@@ -224,7 +225,7 @@ export class CudaBackend implements Backend {
 
   async toHost(buffer: DeviceBuffer): Promise<Uint8Array> {
     const b = this.#own(buffer, 'toHost');
-    if (this.#pending.length) await this.#tail;
+    if (this.#pending.size) await this.#tail;
     if (b.error !== undefined) throw b.error;
     return new Uint8Array(await native().cudaToHost(b.handle));
   }
@@ -239,7 +240,7 @@ export class CudaBackend implements Backend {
   /** Settles once the buffer's contents are computed (JAX's block_until_ready). */
   async blockUntilReady(buffer: DeviceBuffer): Promise<void> {
     const b = this.#own(buffer, 'blockUntilReady');
-    if (this.#pending.length) await this.#tail;
+    if (this.#pending.size) await this.#tail;
     if (b.error !== undefined) throw b.error;
     await native().cudaBlockUntilReady(b.handle);
   }
@@ -281,7 +282,8 @@ export class CudaBackend implements Backend {
       const launches = plan.launches.map((l) => ({ source: render(l.kernel, l.params), buffers: l.buffers.map(resolve) }));
       const job: Job = { kind: 'job', launches, inputs: ins, outputs: outs, temps, done: false };
       const missing = [...new Set(launches.map((l) => l.source.source).filter((s) => !this.#functions.has(s)))];
-      if (this.#pending.length === 0 && missing.length === 0) {
+      if (missing.length === 0) this.#runReady();
+      if (this.#pending.size === 0 && missing.length === 0) {
         this.#run(job);
       } else {
         this.#enqueue(job, launches.filter((l) => missing.includes(l.source.source)).map((l) => l.source));
@@ -310,7 +312,7 @@ export class CudaBackend implements Backend {
 
   /** Settles once all queued work (compiles included) has run on the device. */
   async synchronize(): Promise<void> {
-    if (this.#pending.length) await this.#tail;
+    if (this.#pending.size) await this.#tail;
     await native().cudaSynchronize(this.info.handle);
   }
 
@@ -338,13 +340,35 @@ export class CudaBackend implements Backend {
 
   // Runs `action` now when nothing is queued, else after the queued work (in order, also when drained synchronously).
   #whenQueueAllows(action: () => void): void {
-    if (this.#pending.length === 0) {
+    this.#runReady();
+    if (this.#pending.size === 0) {
       call(action);
       return;
     }
     const entry: Action = { kind: 'action', run: action, done: false };
-    this.#pending.push(entry);
+    this.#pending.add(entry);
     this.#tail = this.#tail.then(() => this.#runAction(entry));
+  }
+
+  // Runs queued work from the front while it needs no compile still in flight (its kernels are loaded), so a
+  // loop that never yields to the event loop does not pile every later op behind one finished compile.
+  #runReady(): void {
+    for (const entry of this.#pending) {
+      if (entry.kind === 'job' && !entry.done && entry.launches.some((l) => !this.#functions.has(l.source.source))) return;
+      this.#pending.delete(entry);
+      if (entry.kind === 'action') this.#runAction(entry);
+      else if (!entry.done) this.#runJob(entry);
+    }
+  }
+
+  #runJob(job: Job): void {
+    try {
+      this.#run(job);
+    } catch (error) {
+      job.done = true;
+      for (const b of job.outputs) if (!job.inputs.includes(b)) b.error = translate(error);
+      for (const t of job.temps) this.#freeNow(t);
+    }
   }
 
   #runAction(entry: Action): void {
@@ -359,8 +383,7 @@ export class CudaBackend implements Backend {
   }
 
   #forget(entry: Job | Action): void {
-    const i = this.#pending.indexOf(entry);
-    if (i >= 0) this.#pending.splice(i, 1);
+    this.#pending.delete(entry);
   }
 
   #run(job: Job): void {
@@ -379,7 +402,7 @@ export class CudaBackend implements Backend {
   }
 
   #enqueue(job: Job, missing: CudaKernelSource[]): void {
-    this.#pending.push(job);
+    this.#pending.add(job);
     const loads = Promise.all(missing.map((s) => this.#load(s)));
     loads.catch(() => {}); // handled below, once the queue reaches this job
     const settle = (error?: unknown) => {
@@ -427,9 +450,9 @@ export class CudaBackend implements Backend {
 
   // Runs queued work now, in order, compiling the kernels it still lacks in one parallel batch while this thread waits.
   #drainSync(): void {
-    if (this.#pending.length === 0) return;
+    if (this.#pending.size === 0) return;
     const entries = [...this.#pending];
-    this.#pending = [];
+    this.#pending = new Set();
     const missing = entries.flatMap((e) => (e.kind === 'job' && !e.done ? e.launches.map((l) => l.source) : []))
       .filter((s) => !this.#functions.has(s.source));
     let batchError: unknown;
