@@ -1,6 +1,6 @@
-// NVRTC compilation, module loading and kernel launches. Compiles run as
-// napi_async_work on libuv's thread pool, never on the JS thread, so many
-// kernels compile in parallel (NVRTC is thread-safe across programs); the
+// NVRTC compilation, module loading and kernel launches. Compiles run on a
+// pool of threads of our own (one per CPU, at least 4), never on the JS
+// thread, so many kernels compile in parallel (NVRTC is thread-safe across programs); the
 // result is CUBIN when the options name a real architecture (sm_90a) and PTX
 // for a virtual one (compute_90), which the driver then compiles at load.
 // Modules stay loaded for the life of the process, as the CPU backend's
@@ -28,6 +28,7 @@ typedef struct compile_job {
   size_t image_size;
   napi_deferred deferred;
   napi_async_work work;
+  struct compile_job *next; /* in the compile pool's queue */
 } compile_job;
 
 typedef struct jaxon_cuda_function {
@@ -184,12 +185,87 @@ static void complete_compile(napi_env env, napi_status status, void *data) {
   free_job(job);
 }
 
-// cudaCompile(source, name, options) -> Promise<{ image, kind, log }>, compiled on a worker thread
+// ---- the compile pool: NVRTC on threads of our own (libuv's pool has 4 threads and is shared with fs and
+// crypto), as many as JAXON_NVRTC_THREADS or the CPUs (at least 4); results reach JS through a threadsafe
+// function that holds the event loop open only while compiles are outstanding ----
+
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t wake;
+  compile_job *head, *tail;
+  int threads;
+  napi_env env;
+  napi_threadsafe_function done;
+  uint32_t outstanding; /* touched on the JS thread only */
+} compile_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, 0, NULL, NULL, 0};
+
+static void *compile_worker(void *unused) {
+  (void)unused;
+  for (;;) {
+    pthread_mutex_lock(&compile_pool.lock);
+    while (!compile_pool.head) pthread_cond_wait(&compile_pool.wake, &compile_pool.lock);
+    compile_job *job = compile_pool.head;
+    compile_pool.head = job->next;
+    if (!compile_pool.head) compile_pool.tail = NULL;
+    pthread_mutex_unlock(&compile_pool.lock);
+    run_compile(job);
+    napi_call_threadsafe_function(compile_pool.done, job, napi_tsfn_blocking);
+  }
+  return NULL;
+}
+
+static void finish_compile_on_js(napi_env env, napi_value callback, void *context, void *data) {
+  compile_job *job = data;
+  if (env) {
+    int ok = 0;
+    napi_value outcome = compile_outcome(env, job, &ok);
+    if (ok) napi_resolve_deferred(env, job->deferred, outcome);
+    else napi_reject_deferred(env, job->deferred, outcome);
+    if (--compile_pool.outstanding == 0) napi_unref_threadsafe_function(env, compile_pool.done);
+  }
+  free_job(job);
+}
+
+// Starts the pool for this env on first use; 0 when it cannot (then compiles use libuv's pool).
+static int compile_pool_ready(napi_env env) {
+  if (compile_pool.threads) return compile_pool.env == env;
+  napi_value name;
+  if (napi_create_string_utf8(env, "jaxon:nvrtc-pool", NAPI_AUTO_LENGTH, &name) != napi_ok ||
+      napi_create_threadsafe_function(env, NULL, NULL, name, 0, 1, NULL, NULL, NULL, finish_compile_on_js,
+                                      &compile_pool.done) != napi_ok)
+    return 0;
+  napi_unref_threadsafe_function(env, compile_pool.done);
+  const char *configured = getenv("JAXON_NVRTC_THREADS");
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  long count = configured && *configured ? strtol(configured, NULL, 10) : (cpus > 4 ? cpus : 4);
+  if (count < 1) count = 1;
+  if (count > 64) count = 64;
+  for (long i = 0; i < count; i++) {
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, compile_worker, NULL) != 0) break;
+    pthread_detach(thread);
+    compile_pool.threads++;
+  }
+  compile_pool.env = env;
+  return compile_pool.threads > 0;
+}
+
+// cudaCompile(source, name, options) -> Promise<{ image, kind, log }>, compiled on the compile pool
 static napi_value cuda_compile(napi_env env, napi_callback_info info) {
   compile_job *job = read_job(env, info, "cudaCompile");
   if (!job) return NULL;
   napi_value promise, resource_name;
   JAXON_CHECK(env, napi_create_promise(env, &job->deferred, &promise));
+  if (compile_pool_ready(env)) {
+    if (compile_pool.outstanding++ == 0) napi_ref_threadsafe_function(env, compile_pool.done);
+    pthread_mutex_lock(&compile_pool.lock);
+    if (compile_pool.tail) compile_pool.tail->next = job;
+    else compile_pool.head = job;
+    compile_pool.tail = job;
+    pthread_cond_signal(&compile_pool.wake);
+    pthread_mutex_unlock(&compile_pool.lock);
+    return promise;
+  }
   JAXON_CHECK(env, napi_create_string_utf8(env, "jaxon:nvrtc", NAPI_AUTO_LENGTH, &resource_name));
   JAXON_CHECK(env, napi_create_async_work(env, NULL, resource_name, execute_compile, complete_compile, job, &job->work));
   JAXON_CHECK(env, napi_queue_async_work(env, job->work));
