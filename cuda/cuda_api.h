@@ -51,6 +51,7 @@ typedef struct _nvrtcProgram *nvrtcProgram;
 
 #define JAXON_CU_FUNCTION_ATTRIBUTE_VALUES(X)              \
   X(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 0)            \
+  X(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, 1)                \
   X(CU_FUNC_ATTRIBUTE_NUM_REGS, 4)                         \
   X(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 8)
 

@@ -35,7 +35,7 @@ typedef struct jaxon_cuda_function {
   jaxon_cuda_device *device;
   CUfunction function;
   char name[256];
-  int num_regs, max_threads_per_block, dynamic_shared_limit;
+  int num_regs, max_threads_per_block, dynamic_shared_limit, static_shared;
 } jaxon_cuda_function;
 
 static void free_job(compile_job *job) {
@@ -393,13 +393,16 @@ static napi_value get_function(napi_env env, napi_callback_info info) {
     status = jaxon_cu->cuFuncGetAttribute(&f->num_regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f->function);
   if (status == CUDA_SUCCESS)
     status = jaxon_cu->cuFuncGetAttribute(&f->max_threads_per_block, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f->function);
+  if (status == CUDA_SUCCESS)
+    status = jaxon_cu->cuFuncGetAttribute(&f->static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f->function);
   if (status != CUDA_SUCCESS) {
     char call[400];
     snprintf(call, sizeof call, "cuModuleGetFunction(%s)", f->name);
     free(f);
     return jaxon_cuda_throw(env, call, status), NULL;
   }
-  f->dynamic_shared_limit = DEFAULT_DYNAMIC_SHARED;
+  // without opting in, static and dynamic shared memory together stay within 48 KiB
+  f->dynamic_shared_limit = DEFAULT_DYNAMIC_SHARED - f->static_shared;
   JAXON_CHECK(env, napi_create_object(env, &result));
   napi_value handle = jaxon_wrap_handle(env, JAXON_HANDLE_FUNCTION, f, NULL);
   if (!handle) return free(f), NULL;
@@ -413,7 +416,7 @@ static napi_value get_function(napi_env env, napi_callback_info info) {
 int jaxon_prepare_launch(napi_env env, void *function, const uint32_t grid[3], const uint32_t block[3],
                          uint32_t shared, const char *fn) {
   jaxon_cuda_function *f = function;
-  char message[600];
+  char message[1200];
   uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
   if (!grid[0] || !grid[1] || !grid[2] || !threads) {
     snprintf(message, sizeof message, "jaxon cuda: %s: kernel '%s': grid [%u,%u,%u] and block [%u,%u,%u] must be positive",
@@ -430,9 +433,10 @@ int jaxon_prepare_launch(napi_env env, void *function, const uint32_t grid[3], c
     return 0;
   }
   if ((int64_t)shared > f->dynamic_shared_limit) {
-    if ((int64_t)shared > f->device->max_shared_optin) {
-      snprintf(message, sizeof message, "jaxon cuda: %s: kernel '%s' asks for %u bytes of shared memory; %s allows %d",
-               fn, f->name, shared, f->device->name, f->device->max_shared_optin);
+    if ((int64_t)shared + f->static_shared > f->device->max_shared_optin) {
+      snprintf(message, sizeof message, "jaxon cuda: %s: kernel '%s' asks for %u bytes of dynamic shared memory beside "
+               "its %d static ones; %s allows %d in all", fn, f->name, shared, f->static_shared, f->device->name,
+               f->device->max_shared_optin);
       napi_throw_range_error(env, NULL, message);
       return 0;
     }

@@ -140,3 +140,34 @@ test('a program waits for the copies that fill its arguments, even when an earli
   }).trim();
   t.is(out, Array.from({ length: 12 }, (_, k) => (k % 2 ? 11 : 120)).join(','));
 });
+
+test('static and dynamic shared memory together past 48 KiB are opted into; past the device limit they are refused with both sizes', (t) => {
+  // 40 KiB static + 16 KiB dynamic: a launch without cuFuncSetAttribute would fail, as on a GPU
+  const source = `
+extern "C" __global__ void __launch_bounds__(256) jaxon_emu_shared(float *out, const float *in) {
+  __shared__ float fixed[10240];
+  extern __shared__ float extra[];
+  unsigned t = threadIdx.x;
+  for (unsigned i = t; i < 10240; i += 256) fixed[i] = in[i % 1024];
+  for (unsigned i = t; i < 4096; i += 256) extra[i] = 2.0f * in[i % 1024];
+  __syncthreads();
+  if (t == 0) { float s = 0; for (unsigned i = 0; i < 10240; i++) s += fixed[i]; for (unsigned i = 0; i < 4096; i++) s += extra[i]; out[0] = s; }
+}`;
+  const script = `
+    const { createCudaDevice } = await import(${JSON.stringify(path.join(dist, 'runtime', 'cuda.js'))});
+    const { native } = await import(${JSON.stringify(path.join(dist, 'runtime', 'native.js'))});
+    const { compileCudaKernelSync } = await import(${JSON.stringify(path.join(dist, 'runtime', 'nvrtc-cache.js'))});
+    const device = createCudaDevice(0);
+    const image = compileCudaKernelSync('jaxon_emu_shared', ${JSON.stringify(source)}, device.backend.target);
+    const fn = native().cudaGetFunction(device.info.handle, native().cudaModuleLoad(device.info.handle, image.image, 'test'), 'jaxon_emu_shared').handle;
+    const x = device.backend.fromHost(new Uint8Array(new Float32Array(1024).fill(1).buffer));
+    const out = device.backend.fromHost(new Uint8Array(4));
+    native().cudaLaunch(fn, [1, 1, 1], [256, 1, 1], 16384, [out.handle, x.handle]);
+    console.log(new Float32Array(device.backend.toHostSync(out).buffer)[0]);
+    try { native().cudaLaunch(fn, [1, 1, 1], [256, 1, 1], 200 * 1024, [out.handle, x.handle]); } catch (e) { console.log(e.message); }`;
+  const base = { ...process.env };
+  for (const k of Object.keys(base)) if (k.startsWith('JAXON_CUDA_EMULATOR')) delete base[k];
+  const [sum, refused] = execFileSync(process.execPath, ['--input-type=module', '-e', script], { env: { ...base, JAXON_CUDA_EMULATOR: '1' }, encoding: 'utf8', timeout: 120_000 }).trim().split('\n');
+  t.is(sum, String(10240 + 2 * 4096));
+  t.is(refused, "jaxon cuda: cudaLaunch: kernel 'jaxon_emu_shared' asks for 204800 bytes of dynamic shared memory beside its 40960 static ones; jaxon emulated GPU (sm_90, runs on the host CPU) allows 232448 in all");
+});
