@@ -14,7 +14,7 @@
 import { pathToFileURL } from 'node:url';
 import * as jax from '../lib/index.js';
 import type { Array } from '../lib/index.js';
-import type { MemoryAnalysis } from '../lib/compiler/stages.js';
+import type { MemoryAnalysis } from '../lib/compiler/analysis.js';
 import * as optax from '../lib/optax/index.js';
 
 const jnp = jax.numpy;

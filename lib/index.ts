@@ -1,6 +1,9 @@
 // jaxon: JAX for Node.js. `import * as jax from 'jaxon'` gives the top level
 // (jit, grad, devices, tree, ...); `numpy`, `lax`, `nn`, `random` are
 // namespaces, as in JAX.
+// The runtime first: it installs the eager interpreter and the devices into
+// core (which imports nothing above it), the bottom of every computation.
+import './runtime/eager.js';
 import { disposeIntermediates } from './core/memory.js';
 import * as laxModule from './lax/index.js';
 import * as numpyModule from './numpy/index.js';
@@ -31,7 +34,7 @@ export * as nn from './nn/index.js';
 export * as sharding from './sharding/index.js';
 export { devicePut, memory } from './transforms/device-put.js';
 export type { DevicePutOptions, Placement } from './transforms/device-put.js';
-export { ShapeDtypeStruct } from './core/shape-dtype-struct.js';
+export { ShapeDtypeStruct } from './sharding/shape-dtype-struct.js';
 export { evalShape } from './transforms/eval-shape.js';
 export { Memory } from './runtime/device.js';
 export type { MemoryStats } from './runtime/device.js';

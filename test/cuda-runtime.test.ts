@@ -601,7 +601,7 @@ test.serial('fake driver: launches are checked against the function and handles 
   });
   t.throws(() => addon.cudaLaunch(iota, [0, 1, 1], [1, 1, 1], 0, [out]), { message: /grid \[0,1,1\] and block \[1,1,1\] must be positive/ });
   t.throws(() => addon.cudaLaunch(iota, [1, 1, 1], [1, 1, 1], 300_000, [out]), {
-    message: "jaxon cuda: cudaLaunch: kernel 'fake_iota_f32' asks for 300000 bytes of shared memory; Fake CUDA Device (jaxon tests) allows 232448",
+    message: "jaxon cuda: cudaLaunch: kernel 'fake_iota_f32' asks for 300000 bytes of dynamic shared memory beside its 0 static ones; Fake CUDA Device (jaxon tests) allows 232448 in all",
   });
   t.throws(() => addon.cudaLaunch(out as never, [1, 1, 1], [1, 1, 1], 0, [out]), {
     instanceOf: TypeError,

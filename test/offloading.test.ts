@@ -13,7 +13,7 @@ import test from 'ava';
 import * as jax from '../lib/index.js';
 import type { Array } from '../lib/index.js';
 import { itemsize } from '../lib/core/dtype.js';
-import type { MemoryAnalysis } from '../lib/compiler/stages.js';
+import type { MemoryAnalysis } from '../lib/compiler/analysis.js';
 import {
   FULL_SIZES, JAX_H100, type Params, type Sizes, activationStructs, hybridLayer, layerName, makeOptimizer, offloadedTrainStep,
   optimizerStructs, scanned, scannedWithPolicy, totalSize, trainStep, twoLayers,

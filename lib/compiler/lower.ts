@@ -161,7 +161,7 @@ const cumulativeRule = (op: 'sum' | 'prod' | 'max' | 'min'): LowerRule<{ axis: n
 };
 const alias: LowerRule<unknown> = () => ({ launches: [], temps: [], aliases: new Map([[0, 0]]) });
 
-/** Control flow is a program, not a kernel: it runs through its registered implementation (core/bind.ts `registerImpl`). */
+/** Control flow is a program, not a kernel: it runs through its registered implementation (runtime/eager.ts `registerImpl`). */
 const opaqueCall = (prim: string): LowerRule<unknown> => () => {
   throw new Error(`lower: ${prim} is control flow, not one kernel; the eager interpreter runs it through its registered impl and the compiler must treat it as an opaque call (hasImpl)`);
 };

@@ -16,9 +16,10 @@
 // jaxprs; a call step reserves scratch (the nested arenas and the loop's
 // second carry buffers) in its caller's arena for the duration of the step.
 // Copy steps get their transfer stream and window (schedule.ts). The plan is
-// target-independent apart from alignment: the CPU runner (executable.ts)
-// and cross-lowering for CUDA (stages.ts) use the same plan, so
-// memoryAnalysis() is what a run allocates.
+// target-independent apart from alignment: the program runners
+// (runtime/cpu-executable.ts, runtime/cuda-executable.ts) and cross-lowering
+// for CUDA (analysis.ts) use the same plan, so memoryAnalysis() is what a
+// run allocates.
 import { itemsize } from '../core/dtype.js';
 import type { MemoryKind, PrimitiveParams } from '../core/primitives.js';
 import type { ClosedJaxpr, Jaxpr, JaxprEqn } from '../trace/jaxpr.js';

@@ -1,8 +1,9 @@
 // jaxon's Array: an immutable n-d array on a device. Operations never consume
 // their inputs (JAX semantics); memory is released by dispose(), `using`,
 // jaxon.tidy, or, as a backstop, garbage collection. Methods that mirror jnp
-// are installed by lib/numpy (registerArrayMethods) so this file does not
-// depend on the numpy layer.
+// are installed by lib/numpy (registerArrayMethods), and an array's device
+// and sharding come from hooks that lib/runtime and lib/sharding install, so
+// this file depends on no layer above core (it names their types only).
 import type { Backend } from '../runtime/backend.js';
 import type { Device } from '../runtime/device.js';
 import type { SingleDeviceSharding } from '../sharding/index.js';
@@ -64,24 +65,33 @@ export interface ArrayAt {
 
 let methods: ArrayMethods | undefined;
 
-/** What Array needs from the runtime layer, installed by it (core imports nothing above it). */
+/** What Array needs from the runtime layer, installed by it (runtime/device.ts; core imports nothing above it). */
 export interface DeviceHooks {
   deviceOf(backend: Backend): Device;
   defaultDevice(): Device;
-  sharding(device: Device, memoryKind: MemoryKind): SingleDeviceSharding;
 }
 
-// `var`: runtime/device.ts installs the hooks while loading, which may happen before this module finishes loading
-// (modules importing each other); a `let` would not exist yet then.
+/** How an Array names its placement (jax.Array.sharding), installed by lib/sharding. */
+export type ShardingHook = (device: Device, memoryKind: MemoryKind) => SingleDeviceSharding;
+
+// `var`, and no initializer: the hooks are installed while modules load, which may happen before this module
+// finishes loading (modules importing each other); a `let` would not exist yet then, and an initializer would reset them.
 // eslint-disable-next-line no-var
 var deviceHooks: DeviceHooks | undefined;
+// eslint-disable-next-line no-var
+var shardingHook: ShardingHook | undefined;
 
 export function installDeviceHooks(hooks: DeviceHooks): void {
   deviceHooks = hooks;
 }
 
-function devicesApi(): DeviceHooks {
-  if (!deviceHooks) throw new Error('jaxon: internal error: the runtime (runtime/device.ts) has not installed its device hooks');
+export function installShardingHook(hook: ShardingHook): void {
+  shardingHook = hook;
+}
+
+/** The runtime's devices, as installed by runtime/device.ts (core/bind.ts places new arrays on the default device). */
+export function runtimeDevices(): DeviceHooks {
+  if (!deviceHooks) throw new Error('jaxon: internal error: the runtime (runtime/device.ts) has not installed its device hooks; import jaxon (lib/index) rather than lib/core directly');
   return deviceHooks;
 }
 
@@ -141,11 +151,12 @@ export class Array {
   }
   /** The device holding the elements (a tracer's: the default device). */
   get device(): Device {
-    return this.#storage ? devicesApi().deviceOf(this.#storage.backend) : devicesApi().defaultDevice();
+    return this.#storage ? runtimeDevices().deviceOf(this.#storage.backend) : runtimeDevices().defaultDevice();
   }
   /** Where the array lives: its device and memory kind (jax.Array.sharding). */
   get sharding(): SingleDeviceSharding {
-    return devicesApi().sharding(this.device, this.memorySpace);
+    if (!shardingHook) throw new Error('jaxon: internal error: lib/sharding has not installed its sharding hook; import jaxon (lib/index) rather than lib/core directly');
+    return shardingHook(this.device, this.memorySpace);
   }
   get isDisposed(): boolean {
     return this.#storage === null && !this.isTracer;

@@ -1,82 +1,59 @@
-// Applying a primitive. In eager mode (the only mode until tracing exists),
-// bind checks operands with the primitive's abstract-eval rule, lowers the
-// single primitive to a kernel plan, and runs it on the operands' device.
-// Tracing replaces the interpreter that bind dispatches to; the API layers
-// above only ever call bind.
-import { lowerPrimitive } from '../compiler/lower.js';
-import { findTopMain, fullRaise } from '../trace/core.js';
-import { defaultDevice } from '../runtime/device.js';
-import { computationDevice, onDevice } from '../runtime/placement.js';
-import { Array } from './array.js';
+// Applying a primitive, after Autodidax's `bind`: the trace stack decides
+// whether some trace processes the primitive (a tracer among the operands,
+// or the dynamic trace jit installs); if none does, the bottom interpreter
+// evaluates it. Both are installed from above while modules load, so core
+// imports nothing above it: lib/trace installs the trace stack
+// (trace/core.ts), lib/runtime the eager interpreter (runtime/eager.ts:
+// abstract eval, lower to a kernel plan, run on the operands' device). The
+// API layers above only ever call bind.
+import { Array, runtimeDevices } from './array.js';
 import { type DType } from './dtype.js';
 import { packValues } from './host.js';
 import { Storage } from './memory.js';
-import { type Primitive, type PrimitiveParams, abstractEval } from './primitives.js';
+import { type Primitive, type PrimitiveParams } from './primitives.js';
 
+/** Evaluates primitives on concrete arrays: the bottom of the trace stack. */
 export interface Interpreter {
   apply<P extends Primitive>(prim: P, inputs: Array[], params: PrimitiveParams[P]): Array[];
 }
 
-/** The eager implementation of a primitive that is a program rather than one kernel (control flow). */
-export type Impl<P extends Primitive> = (inputs: Array[], params: PrimitiveParams[P]) => Array[];
-
-const impls: { [P in Primitive]?: Impl<P> } = {};
-
-/**
- * Registers the eager implementation of a primitive that does not lower to a
- * kernel plan (scan, while, cond run their jaxprs per iteration); the eager
- * interpreter consults it before lowering. The compiler must treat such
- * primitives as opaque calls (see `hasImpl`).
- */
-export function registerImpl<P extends Primitive>(prim: P, impl: Impl<P>): void {
-  (impls as Record<string, unknown>)[prim] = impl;
+/** What core asks the trace layer (lib/trace/core.ts): does some trace own this primitive application? */
+export interface TraceStack {
+  /** The outputs, lowered back to the caller's level, when a trace processes the primitive; null when none does (evaluate at the bottom). */
+  process<P extends Primitive>(prim: P, inputs: Array[], params: PrimitiveParams[P]): Array[] | null;
 }
 
-/** Whether a primitive runs through a registered implementation instead of a kernel. */
-export function hasImpl(prim: Primitive): boolean {
-  return impls[prim] !== undefined;
+// `var`, and no initializer: both are installed by modules that may finish loading before this one does
+// (modules importing each other); a `let` would not exist yet then, and an initializer would reset them.
+// eslint-disable-next-line no-var
+var traceStack: TraceStack | undefined;
+// eslint-disable-next-line no-var
+var bottom: Interpreter | undefined;
+
+/** Installs the trace stack (lib/trace does this at load; until then no tracer can exist). */
+export function installTraceStack(stack: TraceStack): void {
+  traceStack = stack;
 }
 
-export const eagerInterpreter: Interpreter = {
-  apply(prim, inputs, params) {
-    const impl = impls[prim] as Impl<typeof prim> | undefined;
-    if (impl) return impl(inputs, params);
-    const device = computationDevice(`lax.${prim}`, inputs);
-    const placed = inputs.map((x) => onDevice(x, device));
-    try {
-      const operands = placed.map((p) => p.array);
-      const storages = operands.map((x) => x.storage(`lax.${prim}`));
-      const outAvals = abstractEval[prim](operands.map((x) => x.aval), params);
-      const backend = device.backend;
-      const plan = lowerPrimitive(prim, operands.map((x) => x.aval), outAvals, params);
-      const buffers = backend.execute(plan, storages.map((s) => s.buffer), outAvals);
-      const committed = inputs.some((x) => x.committed);
-      return outAvals.map((a, i) => {
-        const aliased = plan.aliases.get(i);
-        const storage = aliased !== undefined ? storages[aliased]!.retain() : new Storage(backend, buffers[i]!);
-        return new Array(storage, a.shape, a.dtype, a.weakType, a.memorySpace ?? 'device', committed);
-      });
-    } finally {
-      for (const p of placed) if (p.moved) p.array.dispose();
-    }
-  },
-};
+/** Installs the eager interpreter (lib/runtime does this at load). */
+export function installEagerInterpreter(eager: Interpreter): void {
+  bottom = eager;
+}
 
-let interpreter: Interpreter = eagerInterpreter;
+function bottomInterpreter(): Interpreter {
+  if (!bottom) throw new Error('jaxon: internal error: the runtime (runtime/eager.ts) has not installed the eager interpreter; import jaxon (lib/index) rather than lib/core directly');
+  return bottom;
+}
 
-/** Installs an interpreter (tracing does this) and returns the previous one. */
+/** Replaces the bottom interpreter (tests swap in the reference interpreter) and returns the one it replaced. */
 export function setInterpreter(next: Interpreter): Interpreter {
-  const previous = interpreter;
-  interpreter = next;
+  const previous = bottomInterpreter();
+  bottom = next;
   return previous;
 }
 
 export function bind<P extends Primitive>(prim: P, inputs: Array[], params: PrimitiveParams[P]): Array[] {
-  const main = findTopMain(inputs);
-  if (!main) return interpreter.apply(prim, inputs, params);
-  const trace = main.trace();
-  const tracers = inputs.map((x) => fullRaise(trace, x));
-  return trace.processPrimitive(prim, tracers, params).map((t) => t.fullLower());
+  return traceStack?.process(prim, inputs, params) ?? bottomInterpreter().apply(prim, inputs, params);
 }
 
 export function bind1<P extends Primitive>(prim: P, inputs: Array[], params: PrimitiveParams[P]): Array {
@@ -85,12 +62,12 @@ export function bind1<P extends Primitive>(prim: P, inputs: Array[], params: Pri
 
 /** A new array holding `values` (already validated), on the default device. */
 export function arrayFromValues(values: ArrayLike<number | boolean>, shape: readonly number[], dtype: DType, weakType = false): Array {
-  const backend = defaultDevice().backend;
+  const backend = runtimeDevices().defaultDevice().backend;
   return new Array(new Storage(backend, backend.fromHost(packValues(values, dtype))), shape, dtype, weakType);
 }
 
-/** A new array from raw storage bytes. */
-export function arrayFromBytes(bytes: Uint8Array, shape: readonly number[], dtype: DType, weakType = false, device = defaultDevice()): Array {
+/** A new array from raw storage bytes (on the default device unless `device` says otherwise). */
+export function arrayFromBytes(bytes: Uint8Array, shape: readonly number[], dtype: DType, weakType = false, device = runtimeDevices().defaultDevice()): Array {
   const backend = device.backend;
   return new Array(new Storage(backend, backend.fromHost(bytes)), shape, dtype, weakType);
 }

@@ -8,14 +8,13 @@
 // JAX's wording.
 import { Array } from '../core/array.js';
 import { arrayFromValues, bind, bind1 } from '../core/bind.js';
+import { isArrayLike, toArray } from '../core/coerce.js';
 import { isInteger, resultType } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { flatten, type PyTree, type TreeDef, treeDefEqual, treeDefToString, unflatten } from '../core/pytree.js';
 import type { ShapedArray } from '../core/primitives.js';
 import { shapesEqual } from '../core/shape.js';
-import { disposeConsts, joinBranchConsts, traceHoisted } from '../transforms/control-flow/jaxprs.js';
-import '../transforms/control-flow/impl.js';
-import { isArrayLike, toArray } from './coerce.js';
+import { disposeConsts, joinBranchConsts, traceHoisted } from '../trace/hoisted-jaxpr.js';
 
 const typeString = (a: ShapedArray): string => `${a.dtype}[${a.shape.join(',')}]`;
 

@@ -1,14 +1,17 @@
 // lax: thin wrappers over primitives with JAX's signatures. Like JAX's lax,
 // operands of binary ops must have equal dtypes and shapes, except that JS
 // numbers are weakly typed and take the other operand's dtype.
+// Loading lax loads the runtime, which installs the eager interpreter and the
+// devices into core: every API function reaches bind through here.
+import '../runtime/eager.js';
 import { Array, type ArrayLike } from '../core/array.js';
 import { bind1, bind } from '../core/bind.js';
+import { toArray } from '../core/coerce.js';
 import { type DType, checkDType, isFloating } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import type { DotDimensionNumbers, GatherDimensionNumbers, GatherMode, ScatterDimensionNumbers } from '../core/primitives.js';
 import { type PyTree, map as treeMap } from '../core/pytree.js';
 import { checkShape, normalizeAxis } from '../core/shape.js';
-import { toArray } from './coerce.js';
 
 /** Converts a weak JS scalar to `like`'s dtype; arrays pass through. */
 function operand(fn: string, x: unknown, like: Array | undefined, arg: string): Array {

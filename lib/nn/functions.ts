@@ -5,10 +5,10 @@
 // 1/2); softmax and logSoftmax subtract their max under stopGradient, as
 // JAX does, so inputs near 1e4 do not overflow; logsumexp is jnp.logsumexp.
 import { Array, type ArrayLike } from '../core/array.js';
+import { toArray } from '../core/coerce.js';
 import { type DType, checkDType, isFloating, isInteger } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { normalizeAxis } from '../core/shape.js';
-import { toArray } from '../lax/coerce.js';
 import * as lax from '../lax/ops.js';
 import * as jnp from '../numpy/index.js';
 import { promoteInexact } from '../numpy/util.js';

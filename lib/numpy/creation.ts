@@ -3,10 +3,10 @@
 // they run as kernels, not JS loops.
 import { Array, type ArrayLike } from '../core/array.js';
 import { arrayFromValues } from '../core/bind.js';
+import { toArray } from '../core/coerce.js';
 import { type DType, isFloating, isInteger } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { checkShape } from '../core/shape.js';
-import { toArray } from '../lax/coerce.js';
 import * as lax from '../lax/ops.js';
 import { dtypeOption } from './util.js';
 

@@ -7,11 +7,11 @@
 // Static integer indices out of bounds are an IndexError, as in NumPy.
 import { Array, type ArrayAt, type ArrayLike, type AtGetOptions, type AtUpdateOptions, type IndexItem } from '../core/array.js';
 import { arrayFromValues } from '../core/bind.js';
+import { toArray } from '../core/coerce.js';
 import { type DType, isInteger, isUnsigned } from '../core/dtype.js';
 import { IndexError, ValueError, checkOptions, show } from '../core/errors.js';
 import type { GatherDimensionNumbers, GatherMode } from '../core/primitives.js';
 import { broadcastShapes, normalizeAxis, shapesEqual, sizeOf } from '../core/shape.js';
-import { toArray } from '../lax/coerce.js';
 import * as lax from '../lax/ops.js';
 import { promote } from './util.js';
 

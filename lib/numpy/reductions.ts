@@ -5,10 +5,10 @@
 // back, `initial` is combined after the reduction (XLA's init value must be
 // the identity), and `where` replaces masked elements by that identity.
 import { Array, type ArrayLike } from '../core/array.js';
+import { toArray } from '../core/coerce.js';
 import { type DType, integerRange, isFloating, isInteger, isUnsigned, toInexact } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { broadcastShapes, normalizeAxes, normalizeAxis, shapesEqual, sizeOf } from '../core/shape.js';
-import { toArray } from '../lax/coerce.js';
 import * as lax from '../lax/ops.js';
 import { asArray, broadcastToShape, dtypeOption, promoteInexact, ufuncOperands } from './util.js';
 

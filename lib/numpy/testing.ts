@@ -4,9 +4,9 @@
 // isclose is NumPy's |a - b| <= atol + rtol * |b|, with equal values
 // (infinities included) close, NaN never close unless equalNan.
 import { Array, type ArrayLike } from '../core/array.js';
+import { toArray } from '../core/coerce.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { shapesEqual } from '../core/shape.js';
-import { toArray } from '../lax/coerce.js';
 import * as lax from '../lax/ops.js';
 import { isfinite, isnan } from './elementwise.js';
 import { broadcastAll, checkBoolean, promote, promoteInexact } from './util.js';

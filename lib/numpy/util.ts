@@ -2,10 +2,10 @@
 // scalars, broadcasting of operands, and option parsing. Every jnp function
 // validates its arguments here and names itself in errors.
 import { Array, type ArrayLike } from '../core/array.js';
+import { toArray } from '../core/coerce.js';
 import { type DType, type TypeInfo, checkDType, resultType, scalarType } from '../core/dtype.js';
 import { show } from '../core/errors.js';
 import { broadcastShapes, shapesEqual } from '../core/shape.js';
-import { toArray } from '../lax/coerce.js';
 import * as lax from '../lax/ops.js';
 
 /** The promotion type of an operand: JS numbers are weak, arrays carry their own weak flag. */

@@ -5,10 +5,10 @@
 // they pass through jit, donation and offloading like any other pytree.
 // Every init/update runs in a tidy scope: intermediates are freed, results kept.
 import { Array, type ArrayLike } from '../core/array.js';
+import { toArray } from '../core/coerce.js';
 import { ValueError, show } from '../core/errors.js';
 import { tidy } from '../core/memory.js';
 import { type PyTree, type TreeDef, flatten, map, structure, treeDefEqual, treeDefToString } from '../core/pytree.js';
-import { toArray } from '../lax/coerce.js';
 import * as lax from '../lax/ops.js';
 import * as jnp from '../numpy/index.js';
 

@@ -5,10 +5,10 @@
 // clipByGlobalNorm and masked. Scalars combine with arrays as Python floats
 // do in JAX (weakly typed), so results match optax in float32 and bfloat16.
 import { Array, type ArrayLike } from '../core/array.js';
+import { toArray } from '../core/coerce.js';
 import { type DType, checkDType } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { type PyTree, map } from '../core/pytree.js';
-import { toArray } from '../lax/coerce.js';
 import * as lax from '../lax/ops.js';
 import * as jnp from '../numpy/index.js';
 import {

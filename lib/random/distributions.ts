@@ -10,10 +10,10 @@
 // the samplers do that arithmetic in float32 and round explicitly
 // (FloatMath.round), giving the same values eagerly and under jit.
 import type { Array, ArrayLike } from '../core/array.js';
+import { toArray } from '../core/coerce.js';
 import { type DType, checkDType, integerRange, isFloating, isInteger, itemsize, roundToDType } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { broadcastShapes, checkShape, normalizeAxis, shapesEqual } from '../core/shape.js';
-import { toArray } from '../lax/coerce.js';
 import * as lax from '../lax/ops.js';
 import * as jnp from '../numpy/index.js';
 import { jit } from '../transforms/jit.js';

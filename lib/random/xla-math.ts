@@ -12,7 +12,7 @@
 //    library's logf; the exponent split (frexp) is done with power-of-two
 //    scalings, which are exact, since jaxon has no bitcast.
 import type { Array } from '../core/array.js';
-import { toArray } from '../lax/coerce.js';
+import { toArray } from '../core/coerce.js';
 import * as lax from '../lax/ops.js';
 import * as jnp from '../numpy/index.js';
 

@@ -10,7 +10,6 @@ import { MEMORY_KINDS, type MemoryKind } from '../core/primitives.js';
 import { cpuBackend } from './cpu.js';
 import type { Backend } from './backend.js';
 import { installDeviceHooks } from '../core/array.js';
-import { SingleDeviceSharding } from '../sharding/index.js';
 import { native } from './native.js';
 import { createCudaDevice } from './cuda.js';
 
@@ -215,9 +214,5 @@ export function environmentInfo(): { platform: PlatformName; cuda: string; node:
   return { platform: defaultBackend(), cuda: resolvePlatforms().why, node: process.version };
 }
 
-// How an Array finds its device and sharding (core imports nothing above it).
-installDeviceHooks({
-  deviceOf,
-  defaultDevice,
-  sharding: (device, memoryKind) => new SingleDeviceSharding(device, { memoryKind }),
-});
+// How an Array finds its device (core imports nothing above it; lib/sharding installs how it names its sharding).
+installDeviceHooks({ deviceOf, defaultDevice });

@@ -1,17 +1,17 @@
-// Eager scan, while and cond (registered with core/bind.ts's `registerImpl`,
-// which the eager interpreter consults before lowering): the equation is
-// staged as a one-equation jaxpr and run as a compiled program, so eager
-// control flow takes the same path as control flow inside jit — loops stay
-// loops over nested programs of their bodies (compiler/plan.ts,
-// compiler/executable.ts), with xs read and ys written in place.
-import type { Array } from '../../core/array.js';
-import { bind, registerImpl } from '../../core/bind.js';
-import type { Primitive, PrimitiveParams, ShapedArray } from '../../core/primitives.js';
-import type { ProgramExecutable } from '../../runtime/backend.js';
-import type { Device } from '../../runtime/device.js';
-import { computationDevice, onDevice } from '../../runtime/placement.js';
-import { compileForDevice } from '../../runtime/program.js';
-import { traceToJaxpr } from '../../trace/jaxpr-trace.js';
+// Eager scan, while and cond (registered by eager.ts, the eager interpreter,
+// which consults them before lowering): the equation is staged as a
+// one-equation jaxpr and run as a compiled program, so eager control flow
+// takes the same path as control flow inside jit: loops stay loops over
+// nested programs of their bodies (compiler/plan.ts, cpu-executable.ts,
+// cuda-executable.ts), with xs read and ys written in place.
+import type { Array } from '../core/array.js';
+import { bind } from '../core/bind.js';
+import type { Primitive, PrimitiveParams, ShapedArray } from '../core/primitives.js';
+import { traceToJaxpr } from '../trace/jaxpr-trace.js';
+import type { ProgramExecutable } from './backend.js';
+import type { Device } from './device.js';
+import { computationDevice, onDevice } from './placement.js';
+import { compileForDevice } from './program.js';
 
 const avalKey = (a: ShapedArray) => `${a.dtype}${a.weakType ? '~' : ''}[${a.shape.join(',')}]${(a as { memorySpace?: string }).memorySpace ?? ''}`;
 
@@ -19,7 +19,8 @@ const avalKey = (a: ShapedArray) => `${a.dtype}${a.weakType ? '~' : ''}[${a.shap
 const programs = new WeakMap<object, Map<string, ProgramExecutable>>();
 const deviceKey = (d: Device) => `${d.platform}${d.id}`;
 
-function impl<P extends 'scan' | 'while' | 'cond'>(primitive: P) {
+/** The eager implementation of a control-flow primitive: its one-equation program, compiled once per operand types and device. */
+export function controlFlowImpl<P extends 'scan' | 'while' | 'cond'>(primitive: P) {
   return (inputs: Array[], params: PrimitiveParams[P]): Array[] => {
     const avals = inputs.map((x) => x.aval);
     let byAvals = programs.get(params);
@@ -40,7 +41,3 @@ function impl<P extends 'scan' | 'while' | 'cond'>(primitive: P) {
     }
   };
 }
-
-registerImpl('scan', impl('scan'));
-registerImpl('while', impl('while'));
-registerImpl('cond', impl('cond'));

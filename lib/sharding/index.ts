@@ -7,6 +7,7 @@
 // is split over). After jax/_src/sharding_impls.py and mesh.py. jaxon runs
 // one CPU device today, so every mesh has size-1 axes and every sharding
 // holds the whole array; the index maps and checks are written for any mesh.
+import { installShardingHook } from '../core/array.js';
 import { ValueError, show } from '../core/errors.js';
 import type { MemoryKind } from '../core/primitives.js';
 import { Device } from '../runtime/device.js';
@@ -136,6 +137,9 @@ export class SingleDeviceSharding extends Sharding {
     return this.toString();
   }
 }
+
+// How an Array names its placement (core imports nothing above it).
+installShardingHook((device, memoryKind) => new SingleDeviceSharding(device, { memoryKind }));
 
 /** A nested JS array of devices. */
 export type NestedDevices = Device | NestedDevices[];

@@ -1,10 +1,13 @@
 // The trace stack, after JAX's Autodidax: every transformation is an
 // interpreter (a Trace) over primitives; tracers carry the interpreter's
-// values. `bind` (core/bind.ts) finds the highest-level trace among the
-// operands (or the dynamic trace that jit installs, so constants are staged
-// too), raises every operand into it, and lets it process the primitive.
-// Eager evaluation is the bottom of the stack and needs no tracer.
+// values. `bind` (core/bind.ts) asks the trace stack installed here: the
+// highest-level trace among the operands (or the dynamic trace that jit
+// installs, so constants are staged too) gets every operand raised into it
+// and processes the primitive. Eager evaluation (runtime/eager.ts) is the
+// bottom of the stack and needs no tracer. Core knows only the small
+// TraceStack interface it calls, so it imports nothing from this layer.
 import { Array } from '../core/array.js';
+import { installTraceStack } from '../core/bind.js';
 import type { DType } from '../core/dtype.js';
 import { ValueError } from '../core/errors.js';
 import type { Primitive, PrimitiveParams, ShapedArray } from '../core/primitives.js';
@@ -109,3 +112,14 @@ export function fullRaise(trace: Trace, x: Array): Tracer {
 export function currentLevel(): number {
   return stack.length;
 }
+
+// bind's question to the trace layer: which trace, if any, processes this primitive?
+installTraceStack({
+  process(prim, inputs, params) {
+    const main = findTopMain(inputs);
+    if (!main) return null;
+    const trace = main.trace();
+    const tracers = inputs.map((x) => fullRaise(trace, x));
+    return trace.processPrimitive(prim, tracers, params).map((t) => t.fullLower());
+  },
+});

@@ -2,10 +2,10 @@
 // equation; concrete arrays met along the way become constvars (scalars are
 // inlined as literals). Used by makeJaxpr, jit, and the autodiff transforms.
 import { Array } from '../core/array.js';
+import { toArray } from '../core/coerce.js';
 import { keep } from '../core/memory.js';
 import { flatten, type PyTree, type TreeDef, unflatten } from '../core/pytree.js';
 import { type Primitive, type PrimitiveParams, type ShapedArray, abstractEval } from '../core/primitives.js';
-import { toArray } from '../lax/coerce.js';
 import { MainTrace, type Trace, Tracer, withDynamicTrace, withMainTrace } from './core.js';
 import { type Atom, ClosedJaxpr, Jaxpr, type JaxprEqn, Literal, Var } from './jaxpr.js';
 

@@ -8,6 +8,7 @@
 // along the batch, as JAX's _gather_batching_rule does.
 import type { Array } from '../core/array.js';
 import { arrayFromValues, bind, bind1 } from '../core/bind.js';
+import type { DType } from '../core/dtype.js';
 import {
   type BinaryPrimitive,
   type ComparePrimitive,
@@ -24,7 +25,6 @@ import {
   abstractEval,
   aval,
 } from '../core/primitives.js';
-import * as lax from '../lax/ops.js';
 import { checkpointBatch } from './remat-rules.js';
 import { condBatch } from './control-flow/cond-rules.js';
 import { scanBatch } from './control-flow/scan-rules.js';
@@ -50,12 +50,31 @@ function exampleShape(x: Array, bdim: BatchDim): number[] {
   return bdim === null ? [...x.shape] : x.shape.filter((_, i) => i !== bdim);
 }
 
+// The structural ops the rules build with, bound directly: lax (lib/lax) sits above the transforms.
+function transpose(x: Array, permutation: number[]): Array {
+  return bind1('transpose', [x], { permutation });
+}
+
+function broadcastInDim(x: Array, shape: number[], broadcastDimensions: number[]): Array {
+  if (x.ndim === shape.length && x.shape.every((d, i) => d === shape[i]) && broadcastDimensions.every((d, i) => d === i)) return x;
+  return bind1('broadcast_in_dim', [x], { shape, broadcastDimensions });
+}
+
+function convertElementType(x: Array, dtype: DType): Array {
+  if (x.dtype === dtype && !x.weakType) return x;
+  return bind1('convert_element_type', [x], { newDtype: dtype, weakType: false });
+}
+
+function concatenate(operands: Array[], dimension: number): Array {
+  return operands.length === 1 ? operands[0]! : bind1('concatenate', operands, { dimension });
+}
+
 /** Moves axis `from` of x to position `to`. */
 export function moveaxis(x: Array, from: number, to: number): Array {
   if (from === to) return x;
   const perm = range(x.ndim).filter((i) => i !== from);
   perm.splice(to, 0, from);
-  return lax.transpose(x, perm);
+  return transpose(x, perm);
 }
 
 /** x with its batch dimension at `to`: moved there, or made by broadcasting when x is not batched. */
@@ -63,7 +82,7 @@ export function batchDimAt(x: Array, bdim: BatchDim, to: number, size: number): 
   if (bdim !== null) return moveaxis(x, bdim, to);
   const shape = [...x.shape];
   shape.splice(to, 0, size);
-  return lax.broadcastInDim(x, shape, range(x.ndim).map((i) => fullAxis(i, to)));
+  return broadcastInDim(x, shape, range(x.ndim).map((i) => fullAxis(i, to)));
 }
 
 /**
@@ -83,10 +102,10 @@ function alignElementwise(vals: Array[], dims: BatchDim[], size: number, scalarO
     const d = dims[i]!;
     if (d === null) {
       if (v.ndim === 0 && scalarOk(i)) return v;
-      return lax.broadcastInDim(v, full, range(v.ndim).map((k) => fullAxis(k + shape.length - v.ndim, dim)));
+      return broadcastInDim(v, full, range(v.ndim).map((k) => fullAxis(k + shape.length - v.ndim, dim)));
     }
     if (shapes[i]!.length === shape.length) return moveaxis(v, d, dim);
-    return lax.broadcastInDim(v, full, [dim]); // a batched per-example scalar
+    return broadcastInDim(v, full, [dim]); // a batched per-example scalar
   });
   return { vals: out, dim };
 }
@@ -122,17 +141,17 @@ const int32Scalar = (v: number): Array => arrayFromValues([v], [], 'int32');
 function batchStartIndices(indices: Array[], dims: BatchDim[], size: number): Array {
   const dtype = indices.every((i) => i.dtype === indices[0]!.dtype) ? indices[0]!.dtype : 'int32';
   const columns = indices.map((ix, k) => {
-    const typed = ix.dtype === dtype ? ix : lax.convertElementType(ix, dtype);
-    return lax.broadcastInDim(typed, [size, 1], dims[k] === null ? [] : [0]);
+    const typed = ix.dtype === dtype ? ix : convertElementType(ix, dtype);
+    return broadcastInDim(typed, [size, 1], dims[k] === null ? [] : [0]);
   });
-  return lax.concatenate(columns, 1);
+  return concatenate(columns, 1);
 }
 
 /** Prepends to the index vectors an iota counting along the batch (both arrays batched at 0). */
 function withBatchCounter(indices: Array): Array {
   const dtype = indices.dtype === 'int8' || indices.dtype === 'uint8' || indices.dtype === 'int16' || indices.dtype === 'uint16' ? 'int32' : indices.dtype;
   const counts = bind1('iota', [], { dtype, shape: [...indices.shape.slice(0, -1), 1], dimension: 0 });
-  return lax.concatenate([counts, indices.dtype === dtype ? indices : lax.convertElementType(indices, dtype)], indices.ndim - 1);
+  return concatenate([counts, indices.dtype === dtype ? indices : convertElementType(indices, dtype)], indices.ndim - 1);
 }
 
 const gatherRule: BatchRule<'gather'> = ([operand, indices], [od, id], params, size) => {
@@ -153,8 +172,8 @@ const gatherRule: BatchRule<'gather'> = ([operand, indices], [od, id], params, s
   if (size === 0) {
     // gather cannot take size-1 slices of an empty axis, even zero times (as in JAX)
     const [out] = abstractEval.gather([aval(x.shape.slice(1), x.dtype), aval(ix.shape.slice(1), ix.dtype)], params);
-    const zero = lax.convertElementType(int32Scalar(0), x.dtype);
-    return [[lax.broadcastInDim(zero, [0, ...out!.shape], [])], [0]];
+    const zero = convertElementType(int32Scalar(0), x.dtype);
+    return [[broadcastInDim(zero, [0, ...out!.shape], [])], [0]];
   }
   const dimensionNumbers = { offsetDims: add1(dn.offsetDims), collapsedSliceDims: [0, ...add1(dn.collapsedSliceDims)], startIndexMap: [0, ...add1(dn.startIndexMap)] };
   return [bind('gather', [x, withBatchCounter(ix)], { ...params, dimensionNumbers, sliceSizes: [1, ...params.sliceSizes] }), [0]];
@@ -253,10 +272,10 @@ const padRule: BatchRule<'pad'> = ([x, padValue], [xd, pd], params, size) => {
   // a batched padding value: pad with zeros, then select the padding from a broadcast of the values (JAX's _pad_batch_rule)
   const xb = batchDimAt(x!, xd!, 0, size);
   const paddingConfig: [number, number, number][] = [[0, 0, 0], ...params.paddingConfig];
-  const zero = lax.convertElementType(int32Scalar(0), xb.dtype);
+  const zero = convertElementType(int32Scalar(0), xb.dtype);
   const padded = bind1('pad', [xb, zero], { paddingConfig });
-  const mask = bind1('pad', [lax.broadcastInDim(true, xb.shape as number[], []), arrayFromValues([false], [], 'bool')], { paddingConfig });
-  const fill = lax.broadcastInDim(padValue!, padded.shape as number[], [0]);
+  const mask = bind1('pad', [broadcastInDim(arrayFromValues([true], [], 'bool'), xb.shape as number[], []), arrayFromValues([false], [], 'bool')], { paddingConfig });
+  const fill = broadcastInDim(padValue!, padded.shape as number[], [0]);
   return [bind('select_n', [mask, fill, padded], {}), [0]];
 };
 

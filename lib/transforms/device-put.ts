@@ -10,10 +10,10 @@
 // traced program and its transpose sends cotangents back to the source kind.
 import { Array } from '../core/array.js';
 import { bind1 } from '../core/bind.js';
+import { isArrayLike, toArray } from '../core/coerce.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { flatten, type PyTree, unflatten } from '../core/pytree.js';
 import type { MemoryKind } from '../core/primitives.js';
-import { isArrayLike, toArray } from '../lax/coerce.js';
 import { Device, defaultDevice } from '../runtime/device.js';
 import { Sharding } from '../sharding/index.js';
 import { broadcastPrefix } from '../sharding/tree-prefix.js';

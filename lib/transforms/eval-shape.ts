@@ -5,11 +5,11 @@
 // ShapeDtypeStructs, with a SingleDeviceSharding when they live in a memory
 // kind other than the default 'device'.
 import { Array } from '../core/array.js';
+import { isArrayLike, toArray } from '../core/coerce.js';
 import { show } from '../core/errors.js';
 import { flatten, type PyTree, unflatten } from '../core/pytree.js';
 import type { ShapedArray } from '../core/primitives.js';
-import { ShapeDtypeStruct } from '../core/shape-dtype-struct.js';
-import { isArrayLike, toArray } from '../lax/coerce.js';
+import { ShapeDtypeStruct } from '../sharding/shape-dtype-struct.js';
 import { defaultDevice } from '../runtime/device.js';
 import { SingleDeviceSharding } from '../sharding/index.js';
 import { flattenFunction, traceToJaxpr } from '../trace/jaxpr-trace.js';

@@ -6,11 +6,11 @@
 // binding its equations, so grad(jit(f)), vmap(jit(f)) and jit(jit(f))
 // compose. Donated arguments are unusable after the call.
 import { Array } from '../core/array.js';
+import { isArrayLike, toArray } from '../core/coerce.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { flatten, type PyTree, type TreeDef, treeDefToString, unflatten } from '../core/pytree.js';
 import type { ShapedArray } from '../core/primitives.js';
 import { type DType, isDType } from '../core/dtype.js';
-import { isArrayLike, toArray } from '../lax/coerce.js';
 import type { ProgramExecutable } from '../runtime/backend.js';
 import { type Device, defaultDevice } from '../runtime/device.js';
 import { computationDevice, onDevice } from '../runtime/placement.js';
@@ -18,8 +18,8 @@ import { compileForDevice } from '../runtime/program.js';
 import { findTopMain } from '../trace/core.js';
 import { ClosedJaxpr, evalJaxpr } from '../trace/jaxpr.js';
 import { flattenFunction, traceToJaxpr } from '../trace/jaxpr-trace.js';
-import { Lowered, type Platform } from '../compiler/stages.js';
-import { jitShardings } from '../sharding/jit-shardings.js';
+import { jitShardings } from './jit-shardings.js';
+import { Lowered, type Platform } from './stages.js';
 
 export interface JitOptions {
   staticArgnums?: number | number[];
@@ -140,7 +140,7 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
     if (!abstract) shardings.checkArguments(args, statics);
     let entry = cache.get(key);
     if (!entry) {
-      // inShardings / outShardings act inside the program: device_puts at its inputs and outputs (sharding/jit-shardings.ts)
+      // inShardings / outShardings act inside the program: device_puts at its inputs and outputs (jit-shardings.ts)
       const call = (...dyn: unknown[]) => {
         const placed = shardings.placeArguments(dyn, args, statics);
         return shardings.placeOutputs(fn(...(args.map((a, i) => (statics.has(i) ? a : placed[i])) as never[])));

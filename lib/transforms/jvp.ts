@@ -6,13 +6,13 @@
 // adds, broadcasts) that the jvp and transpose rules share.
 import { Array } from '../core/array.js';
 import { arrayFromValues, bind, bind1 } from '../core/bind.js';
+import { isArrayLike, toArray } from '../core/coerce.js';
 import { type DType, isFloating } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { heldArrays, tidy } from '../core/memory.js';
 import type { Primitive, PrimitiveParams, ShapedArray } from '../core/primitives.js';
 import { flatten, type PyTree, type TreeDef, treeDefEqual, treeDefToString, unflatten } from '../core/pytree.js';
 import { shapesEqual } from '../core/shape.js';
-import { isArrayLike, toArray } from '../lax/coerce.js';
 import { type MainTrace, type Trace, Tracer, fullRaise, withMainTrace } from '../trace/core.js';
 import { jvpRules } from './jvp-rules.js';
 

@@ -16,7 +16,7 @@
 // they import the transforms whose tables those are (an import cycle that
 // hoisted functions make harmless).
 import { Array } from '../core/array.js';
-import { bind, registerImpl } from '../core/bind.js';
+import { bind } from '../core/bind.js';
 import { ValueError, show } from '../core/errors.js';
 import { tidy } from '../core/memory.js';
 import { withMemorySpace } from '../core/memory-space.js';
@@ -24,6 +24,8 @@ import { type CheckpointPolicy, MEMORY_KINDS, type MemoryKind, type PrimitivePar
 import { fullRaise, withMainTrace } from '../trace/core.js';
 import { type Atom, ClosedJaxpr, Jaxpr, type JaxprEqn, Var, evalJaxpr } from '../trace/jaxpr.js';
 import { traceToJaxpr } from '../trace/jaxpr-trace.js';
+import { hoistConsts } from '../trace/hoisted-jaxpr.js';
+import { registerImpl } from '../runtime/eager.js';
 import { type BatchDim, moveaxis } from './batching-rules.js';
 import { type Tangent, jvpFlat } from './jvp.js';
 import { partialEvalJaxpr, partialEvalRules } from './partial-eval.js';
@@ -51,12 +53,6 @@ export function decide(policy: CheckpointPolicy | null, eqn: JaxprEqn): Decision
     `jax.checkpoint: the policy ${policyName(policy)} returned ${show(d)} for ${eqn.primitive}; a policy must return true / 'save', ` +
       `false / 'recompute', or { offload: [src, dst] } with memory kinds among ${MEMORY_KINDS.join(', ')}`,
   );
-}
-
-/** A traced program with its constants turned into leading inputs (a checkpoint's jaxpr has no constvars). */
-export function hoistConsts(closed: ClosedJaxpr): { jaxpr: ClosedJaxpr; consts: Array[] } {
-  const j = closed.jaxpr;
-  return { jaxpr: new ClosedJaxpr(new Jaxpr([], [...j.constVars, ...j.inVars], j.eqns, j.outs), []), consts: [...closed.consts] };
 }
 
 /** Binds checkpoint on a freshly traced program; the constants it captured are its leading operands. */

@@ -9,12 +9,12 @@
 // the `name` primitive that the name-based policies match.
 import type { Array } from '../core/array.js';
 import { bind1 } from '../core/bind.js';
+import { isArrayLike, toArray } from '../core/coerce.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { flatten, type PyTree, unflatten } from '../core/pytree.js';
 import {
   type CheckpointPolicy, type DotDimensionNumbers, MEMORY_KINDS, type MemoryKind, type PolicyDecision, type Primitive, type ShapedArray,
 } from '../core/primitives.js';
-import { isArrayLike, toArray } from '../lax/coerce.js';
 import { traceToJaxpr } from '../trace/jaxpr-trace.js';
 import { flatCall } from './jvp.js';
 import { bindCheckpoint } from './remat-rules.js';

@@ -5,13 +5,13 @@
 // valueAndGrad = vjp with a cotangent of 1. The backward pass binds
 // primitives, so grad of grad, grad under jit and jit under grad compose.
 import { Array } from '../core/array.js';
+import { isArrayLike, toArray } from '../core/coerce.js';
 import { type DType, isFloating } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { tidy } from '../core/memory.js';
 import type { ShapedArray } from '../core/primitives.js';
 import { flatten, type PyTree, type TreeDef, treeDefEqual, treeDefToString, unflatten } from '../core/pytree.js';
 import { shapesEqual } from '../core/shape.js';
-import { isArrayLike, toArray } from '../lax/coerce.js';
 import { ClosedJaxpr, Jaxpr, evalJaxpr } from '../trace/jaxpr.js';
 import { traceToJaxpr } from '../trace/jaxpr-trace.js';
 import { flatCall, flattenArgs, full, hasTangent, instantiate, jvpFlat, zerosLike } from './jvp.js';

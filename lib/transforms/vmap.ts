@@ -6,12 +6,12 @@
 // entry per argument) / of the output; errors follow JAX's wording.
 import type { Array } from '../core/array.js';
 import { bind } from '../core/bind.js';
+import { isArrayLike, toArray } from '../core/coerce.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { heldArrays, tidy } from '../core/memory.js';
 import { type Primitive, type PrimitiveParams, type ShapedArray, abstractEval } from '../core/primitives.js';
 import { flatten, type PyTree, type TreeDef, treeDefToString, unflatten } from '../core/pytree.js';
 import { shapesEqual } from '../core/shape.js';
-import { isArrayLike, toArray } from '../lax/coerce.js';
 import { type MainTrace, type Trace, Tracer, fullRaise, withMainTrace } from '../trace/core.js';
 import { type BatchDim, batchDimAt, batchingRules, moveaxis } from './batching-rules.js';
 

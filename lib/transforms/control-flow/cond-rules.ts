@@ -13,7 +13,8 @@ import { type BatchDim, moveaxis } from '../batching-rules.js';
 import { type Tangent, instantiate, zerosLike } from '../jvp.js';
 import { partialEvalJaxpr, partialEvalRules } from '../partial-eval.js';
 import { type LinearInput, UndefinedPrimal, backwardPass } from '../transpose.js';
-import { batchJaxpr, joinBranchConsts, jvpJaxpr, traceHoisted } from './jaxprs.js';
+import { joinBranchConsts, traceHoisted } from '../../trace/hoisted-jaxpr.js';
+import { batchJaxpr, jvpJaxpr } from './jaxprs.js';
 
 type CondParams = PrimitiveParams['cond'];
 

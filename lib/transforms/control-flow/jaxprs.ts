@@ -1,86 +1,14 @@
-// Jaxpr plumbing shared by the control-flow primitives and their rules
-// (after JAX's pe.convert_constvars_jaxpr, ad.jvp_jaxpr and
-// batching.batch_jaxpr): tracing a function to a jaxpr whose closed-over
-// values become leading inputs (control-flow jaxprs have no constvars, so a
-// closed-over tracer of an outer transformation is an operand that the
-// transformation sees), merging branch constants, and the jvp and batched
-// versions of a jaxpr.
+// The jvp and batched versions of a control-flow primitive's jaxpr (after
+// JAX's ad.jvp_jaxpr and batching.batch_jaxpr), traced with
+// trace/hoisted-jaxpr.ts so that closed-over values become leading inputs.
 import type { Array } from '../../core/array.js';
-import type { PrimitiveParams, ShapedArray } from '../../core/primitives.js';
+import type { ShapedArray } from '../../core/primitives.js';
 import { fullRaise, withMainTrace } from '../../trace/core.js';
-import { ClosedJaxpr, Jaxpr, type JaxprEqn, Var, evalJaxpr } from '../../trace/jaxpr.js';
-import { traceToJaxpr } from '../../trace/jaxpr-trace.js';
+import { type HoistedJaxpr, traceHoisted } from '../../trace/hoisted-jaxpr.js';
+import { type ClosedJaxpr, evalJaxpr } from '../../trace/jaxpr.js';
 import { batchDimAt } from '../batching-rules.js';
 import { hasTangent, instantiate, jvpFlat } from '../jvp.js';
 import { BatchTrace, BatchTracer } from '../vmap.js';
-
-/** A jaxpr without constvars and the values of its leading `consts.length` inputs. */
-export interface HoistedJaxpr {
-  jaxpr: ClosedJaxpr;
-  consts: Array[];
-}
-
-/** Turns constvars into leading inputs (JAX's convert_constvars_jaxpr). */
-export function hoistConsts(closed: ClosedJaxpr): HoistedJaxpr {
-  const j = closed.jaxpr;
-  return { jaxpr: new ClosedJaxpr(new Jaxpr([], [...j.constVars, ...j.inVars], j.eqns, j.outs), []), consts: [...closed.consts] };
-}
-
-/** Traces fn on avals; what it closes over (arrays, outer tracers) becomes leading inputs. */
-export function traceHoisted(fn: (...args: Array[]) => Array[], avals: ShapedArray[]): HoistedJaxpr {
-  return hoistConsts(traceToJaxpr(fn, avals));
-}
-
-/** Disposes the traced constants that are concrete arrays we own (operands bound under a trace are owned by that trace's jaxpr). */
-export function disposeConsts(consts: readonly Array[]): void {
-  for (const c of consts) if (!c.isTracer && !c.isDisposed) c.dispose();
-}
-
-/** A jaxpr with inputs and outputs reordered: inVars[i] = old inVars[inOrder[i]], outs likewise. */
-export function permute(closed: ClosedJaxpr, inOrder: readonly number[], outOrder?: readonly number[]): ClosedJaxpr {
-  const j = closed.jaxpr;
-  const outs = outOrder ? outOrder.map((i) => j.outs[i]!) : j.outs;
-  return new ClosedJaxpr(new Jaxpr(j.constVars, inOrder.map((i) => j.inVars[i]!), j.eqns, outs), closed.consts);
-}
-
-/** The jaxpr with extra unused inputs of these avals inserted at `at`. */
-export function withUnusedInputs(closed: ClosedJaxpr, at: number, avals: readonly ShapedArray[]): ClosedJaxpr {
-  const j = closed.jaxpr;
-  const ins = [...j.inVars];
-  ins.splice(at, 0, ...avals.map((a) => new Var(a)));
-  return new ClosedJaxpr(new Jaxpr(j.constVars, ins, j.eqns, j.outs), closed.consts);
-}
-
-/**
- * Branches traced separately, each with its own constants, made to take all
- * of them: every branch's inputs become [...allConsts, ...operands].
- */
-export function joinBranchConsts(branches: readonly HoistedJaxpr[]): { branches: ClosedJaxpr[]; consts: Array[] } {
-  const consts = branches.flatMap((b) => b.consts);
-  const avals = branches.map((b) => b.consts.map((c) => c.aval));
-  const joined = branches.map((b, k) => {
-    const before = avals.slice(0, k).flat();
-    const after = avals.slice(k + 1).flat();
-    return withUnusedInputs(withUnusedInputs(b.jaxpr, 0, before), before.length + b.consts.length, after);
-  });
-  return { branches: joined, consts };
-}
-
-const CONTROL_FLOW = new Set<string>(['scan', 'while', 'cond']);
-
-/** Whether an equation is control flow, which the compiler runs as an opaque call (its registered impl). */
-export function isControlFlow(eqn: JaxprEqn): boolean {
-  return CONTROL_FLOW.has(eqn.primitive);
-}
-
-/**
- * Whether the jaxpr runs control flow, so it cannot be compiled as one fused
- * program: at the top level, or inside a checkpoint (which the compiler
- * inlines before fusion).
- */
-export function usesControlFlow(jaxpr: Jaxpr): boolean {
-  return jaxpr.eqns.some((e) => isControlFlow(e) || (e.primitive === 'checkpoint' && usesControlFlow((e.params as PrimitiveParams['checkpoint']).jaxpr.jaxpr)));
-}
 
 /**
  * JAX's ad.jvp_jaxpr: a jaxpr from [...primals, ...tangents where nonzeros]

@@ -15,7 +15,8 @@ import { type BatchDim, batchDimAt, moveaxis } from '../batching-rules.js';
 import { type Tangent, instantiate, zerosLike } from '../jvp.js';
 import { deadCodeElimination, partialEvalJaxpr, partialEvalRules } from '../partial-eval.js';
 import { type LinearInput, UndefinedPrimal, backwardPass } from '../transpose.js';
-import { batchJaxpr, jvpJaxpr, permute, traceHoisted } from './jaxprs.js';
+import { permute, traceHoisted } from '../../trace/hoisted-jaxpr.js';
+import { batchJaxpr, jvpJaxpr } from './jaxprs.js';
 
 type ScanParams = PrimitiveParams['scan'];
 

@@ -16,7 +16,8 @@ import { type BatchDim, batchDimAt, moveaxis } from '../batching-rules.js';
 import { type Tangent, instantiate } from '../jvp.js';
 import { deadCodeElimination, partialEvalJaxpr, partialEvalRules } from '../partial-eval.js';
 import type { LinearInput } from '../transpose.js';
-import { batchJaxpr, jvpJaxpr, permute, traceHoisted, withUnusedInputs } from './jaxprs.js';
+import { permute, traceHoisted, withUnusedInputs } from '../../trace/hoisted-jaxpr.js';
+import { batchJaxpr, jvpJaxpr } from './jaxprs.js';
 
 type WhileParams = PrimitiveParams['while'];
 

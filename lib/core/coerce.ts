@@ -1,11 +1,12 @@
 // Turning JS values into Arrays at API boundaries: numbers become weakly
 // typed scalars (int32 for integer values, float32 otherwise), booleans bool
-// scalars, nested arrays and TypedArrays strong arrays.
-import { Array, type ArrayLike } from '../core/array.js';
-import { arrayFromValues } from '../core/bind.js';
-import { type DType, castToInteger, checkDType, integerRange, isFloating, isInt32, isInteger, scalarType } from '../core/dtype.js';
-import { ValueError, show } from '../core/errors.js';
-import { type NestedArray, dtypeOfTypedArray, flattenNested } from '../core/host.js';
+// scalars, nested arrays and TypedArrays strong arrays. In core because
+// every layer that takes user arguments (trace, transforms, the API) needs it.
+import { Array, type ArrayLike } from './array.js';
+import { arrayFromValues } from './bind.js';
+import { type DType, castToInteger, checkDType, integerRange, isFloating, isInt32, isInteger, scalarType } from './dtype.js';
+import { ValueError, show } from './errors.js';
+import { type NestedArray, dtypeOfTypedArray, flattenNested } from './host.js';
 
 export function isArrayLike(x: unknown): x is ArrayLike {
   return x instanceof Array || typeof x === 'number' || typeof x === 'boolean' || globalThis.Array.isArray(x) || ArrayBuffer.isView(x);

@@ -1,12 +1,13 @@
 // jax.ShapeDtypeStruct: an array's type without its data (shape, dtype,
 // weak type and, through its sharding, memory kind). jit(f).lower and
-// evalShape take it where an array would go; nothing is allocated.
-import { type DType, checkDType } from './dtype.js';
-import { show } from './errors.js';
-import type { ShapedArray } from './primitives.js';
-import { withMemorySpace } from './memory-space.js';
-import { checkShape, shapesEqual, sizeOf } from './shape.js';
-import { Sharding } from '../sharding/index.js';
+// evalShape take it where an array would go; nothing is allocated. It lives
+// with the shardings it holds (core knows no shardings).
+import { type DType, checkDType } from '../core/dtype.js';
+import { show } from '../core/errors.js';
+import type { ShapedArray } from '../core/primitives.js';
+import { withMemorySpace } from '../core/memory-space.js';
+import { checkShape, shapesEqual, sizeOf } from '../core/shape.js';
+import { Sharding } from './index.js';
 
 export interface ShapeDtypeStructOptions {
   /** Where an array of this type would live; its memory kind becomes the aval's memory space. */

@@ -8,14 +8,14 @@
 // differs from its outSharding is moved by a device_put at the program's end
 // (so `outShardings: host` offloads results, per output).
 import { Array } from '../core/array.js';
+import { isArrayLike, toArray } from '../core/coerce.js';
 import { ValueError, show } from '../core/errors.js';
 import { typeWithSpace } from '../core/memory-space.js';
 import { flatten, unflatten } from '../core/pytree.js';
 import type { ShapedArray } from '../core/primitives.js';
-import { isArrayLike, toArray } from '../lax/coerce.js';
-import { devicePut } from '../transforms/device-put.js';
-import { Sharding } from './index.js';
-import { broadcastPrefix } from './tree-prefix.js';
+import { Sharding } from '../sharding/index.js';
+import { broadcastPrefix } from '../sharding/tree-prefix.js';
+import { devicePut } from './device-put.js';
 
 type Constraint = Sharding | null | undefined;
 
