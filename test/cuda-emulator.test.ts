@@ -171,3 +171,16 @@ extern "C" __global__ void __launch_bounds__(256) jaxon_emu_shared(float *out, c
   t.is(sum, String(10240 + 2 * 4096));
   t.is(refused, "jaxon cuda: cudaLaunch: kernel 'jaxon_emu_shared' asks for 204800 bytes of dynamic shared memory beside its 40960 static ones; jaxon emulated GPU (sm_90, runs on the host CPU) allows 232448 in all");
 });
+
+test('a kernel that never ends is stopped by the watchdog and reported, not a hang', (t) => {
+  const source = `
+extern "C" __global__ void jaxon_emu_forever(float *out, const float *in) {
+  volatile float x = in[0];
+  while (x == x) {}  // never ends (in[0] is a number)
+  out[0] = x;
+}`;
+  const started = Date.now();
+  const out = runKernel(source, 'jaxon_emu_forever', { JAXON_CUDA_EMULATOR_WATCHDOG_S: '1' });
+  t.regex(out, /^ERROR .*CUDA_ERROR_LAUNCH_FAILED \(unspecified launch failure: kernel 'jaxon_emu_forever': block \(\d,0,0\), thread \(\d+,0,0\): the block ran longer than the watchdog's 1 s/);
+  t.true(Date.now() - started < 60_000);
+});
