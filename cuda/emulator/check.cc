@@ -25,13 +25,14 @@ CheckMode check_mode() {
 
 namespace {
 
-std::mutex tracked_lock;
-std::map<uintptr_t, size_t> tracked;  // device allocations by address: what a launch may touch
+// Immortal: stream threads use them while the process exits (static destructors would free them under them).
+std::mutex &tracked_lock = *new std::mutex();
+std::map<uintptr_t, size_t> &tracked = *new std::map<uintptr_t, size_t>();  // device allocations by address: what a launch may touch
 
 // ASan's report callback, called on the host thread whose kernel thread made the bad access: the first report
 // of a launch, with that block and thread, becomes the launch's failure.
-std::mutex asan_lock;
-std::string asan_report;
+std::mutex &asan_lock = *new std::mutex();
+std::string &asan_report = *new std::string();
 std::once_flag asan_once;
 
 void on_asan_report(const char *report) {

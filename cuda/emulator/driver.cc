@@ -47,9 +47,11 @@ std::atomic<bool> initialized{false};
 
 // ---- the sticky error ----
 
-std::mutex sticky_lock;
+// Immortal, like the other state stream threads touch: they run on while the process exits and static
+// destructors would free what they use.
+std::mutex &sticky_lock = *new std::mutex();
 CUresult sticky = CUDA_SUCCESS;
-std::string sticky_text;
+std::string &sticky_text = *new std::string();
 
 CUresult sticky_error() {
   std::lock_guard<std::mutex> guard(sticky_lock);
@@ -80,8 +82,8 @@ struct Allocation {
   bool pinned;
 };
 
-std::mutex memory_lock;
-std::map<uintptr_t, Allocation> allocations;
+std::mutex &memory_lock = *new std::mutex();
+std::map<uintptr_t, Allocation> &allocations = *new std::map<uintptr_t, Allocation>();
 size_t device_bytes = 0;
 
 size_t device_capacity() {
@@ -218,10 +220,10 @@ CUstream_st &stream_of(CUstream s) {
 }
 
 std::vector<CUstream_st *> &all_streams() {
-  static std::vector<CUstream_st *> streams;
+  static std::vector<CUstream_st *> &streams = *new std::vector<CUstream_st *>();
   return streams;
 }
-std::mutex streams_lock;
+std::mutex &streams_lock = *new std::mutex();
 
 // ---- modules ----
 

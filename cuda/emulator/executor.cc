@@ -65,8 +65,10 @@ struct Worker {
 
 thread_local Worker *tls_worker = nullptr;
 
-std::mutex workers_lock;
-std::vector<Worker *> all_workers;
+// Immortal (never destroyed): the watchdog thread reads them until the process ends, also while it exits and
+// static destructors run, which would otherwise free them under it.
+std::mutex &workers_lock = *new std::mutex();
+std::vector<Worker *> &all_workers = *new std::vector<Worker *>();
 std::once_flag signals_once;
 struct sigaction previous_actions[65];
 int watchdog_signal() { return SIGRTMIN + 4; }

@@ -125,8 +125,9 @@ std::string cache_folder() {
 
 /** A folder holding jaxon_emu.h and its precompiled form for these flags (built once); "" if none could be made. */
 std::string precompiled_header(std::string *why) {
-  static std::mutex lock;
-  static std::string folder, reason;
+  // immortal: compiles on the addon's threads may still run while the process exits
+  static std::mutex &lock = *new std::mutex();
+  static std::string &folder = *new std::string(), &reason = *new std::string();
   static bool tried = false;
   std::lock_guard<std::mutex> guard(lock);
   if (tried) {

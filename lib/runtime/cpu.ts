@@ -24,7 +24,12 @@ export class CpuBuffer implements DeviceBuffer {
 const kernels = new Map<string, CpuKernel>();
 
 /** The compiled kernel for an IR, compiling it on first use. */
+/** The same by kernel object first: repeated eager plans reuse their kernel objects (runtime/eager.ts). */
+const kernelsByObject = new WeakMap<Kernel, CpuKernel>();
+
 export function cpuKernel(kernel: Kernel): CpuKernel {
+  const byObject = kernelsByObject.get(kernel);
+  if (byObject) return byObject;
   const key = kernelJson(kernel);
   let compiled = kernels.get(key);
   if (!compiled) {
@@ -32,6 +37,7 @@ export function cpuKernel(kernel: Kernel): CpuKernel {
     compiled = compileCpuKernel(name, renderC(kernel, name));
     kernels.set(key, compiled);
   }
+  kernelsByObject.set(kernel, compiled);
   return compiled;
 }
 

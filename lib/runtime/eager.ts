@@ -8,8 +8,8 @@
 import { Array } from '../core/array.js';
 import { type Interpreter, installEagerInterpreter } from '../core/bind.js';
 import { Storage } from '../core/memory.js';
-import { type Primitive, type PrimitiveParams, abstractEval } from '../core/primitives.js';
-import { lowerPrimitive } from '../compiler/lower.js';
+import { type Primitive, type PrimitiveParams, type ShapedArray, abstractEval } from '../core/primitives.js';
+import { type Plan, lowerPrimitive } from '../compiler/lower.js';
 import { controlFlowImpl } from './eager-control-flow.js';
 import { computationDevice, onDevice } from './placement.js';
 
@@ -38,6 +38,34 @@ registerImpl('scan', controlFlowImpl('scan'));
 registerImpl('while', controlFlowImpl('while'));
 registerImpl('cond', controlFlowImpl('cond'));
 
+/**
+ * Eager plans by primitive, operand avals and params, so a repeated op (the same shapes and params) skips
+ * lowering, and its kernel objects stay the same, which the backends' caches key on first. Numbers are written
+ * exactly (JSON would merge NaN, the infinities and null, and -0 with 0). Bounded: oldest first out.
+ */
+const plans = new Map<string, Plan>();
+const PLAN_CACHE_SIZE = 4096;
+
+function exactKey(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'number' && (!Number.isFinite(v) || Object.is(v, -0)) ? `#${Object.is(v, -0) ? '-0' : String(v)}` : v));
+}
+
+function planFor<P extends Primitive>(prim: P, avals: readonly ShapedArray[], outAvals: ShapedArray[], params: PrimitiveParams[P]): Plan {
+  let key: string;
+  try {
+    key = `${prim}|${exactKey(avals)}|${exactKey(params)}`;
+  } catch {
+    return lowerPrimitive(prim, avals as ShapedArray[], outAvals, params); // params that do not serialize: lower each time
+  }
+  let plan = plans.get(key);
+  if (!plan) {
+    plan = lowerPrimitive(prim, avals as ShapedArray[], outAvals, params);
+    if (plans.size >= PLAN_CACHE_SIZE) plans.delete(plans.keys().next().value!);
+    plans.set(key, plan);
+  }
+  return plan;
+}
+
 export const eagerInterpreter: Interpreter = {
   apply(prim, inputs, params) {
     const impl = impls[prim] as Impl<typeof prim> | undefined;
@@ -47,9 +75,10 @@ export const eagerInterpreter: Interpreter = {
     try {
       const operands = placed.map((p) => p.array);
       const storages = operands.map((x) => x.storage(`lax.${prim}`));
-      const outAvals = abstractEval[prim](operands.map((x) => x.aval), params);
+      const avals = operands.map((x) => x.aval);
+      const outAvals = abstractEval[prim](avals, params);
       const backend = device.backend;
-      const plan = lowerPrimitive(prim, operands.map((x) => x.aval), outAvals, params);
+      const plan = planFor(prim, avals, outAvals, params);
       const buffers = backend.execute(plan, storages.map((s) => s.buffer), outAvals);
       const committed = inputs.some((x) => x.committed);
       return outAvals.map((a, i) => {
