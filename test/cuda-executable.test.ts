@@ -54,4 +54,19 @@ if (!onCuda) {
       grads.forEach((g, i) => t.deepEqual(g.dataSync(), reference[i], `call ${call}, gradient ${i}`));
     }
   });
+
+  test('a loop body nested two deep renders its kernels for the alignment its operands really have', (t) => {
+    // the inner scan reads the outer scan's x, a window of xs every 24 bytes: 8-byte aligned, so no 16-byte vector loads
+    const f = jax.jit((xs: jax.Array) => jax.lax.scan((c: jax.Array, x: jax.Array) => {
+      const [inner] = jax.lax.scan((d: jax.Array) => [jnp.add(jnp.multiply(d, 2), x), null] as [jax.Array, null], c, null, { length: 2 });
+      return [inner, jnp.sum(inner as jax.Array)] as [jax.Array, jax.Array];
+    }, jnp.zeros([6]), xs));
+    const xs = jnp.arange(30).astype('float32').reshape([5, 6]);
+    const [c, ys] = f(xs) as [jax.Array, jax.Array];
+    t.deepEqual(c.tolistSync(), [2016, 3039, 4062, 5085, 6108, 7131]);
+    t.deepEqual(ys.tolistSync(), [45, 333, 1593, 6741, 27441]);
+    const inner = (f.executable(xs) as CudaExecutable).kernels().find((k) => k.label === 'mul add')!;
+    t.regex(inner.source, /alignments: \[16,16,8\]/);
+    t.false(inner.source.includes('jx_vec<float, 4>'));
+  });
 }

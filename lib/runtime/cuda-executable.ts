@@ -128,12 +128,13 @@ export class CudaExecutable implements ProgramExecutable {
       const alignments = s.buffers.map((id) => Math.min(16, this.#alignment(id)));
       this.#sources.set(k, renderCuda(s.kernel, s.params, { alignments }));
     });
-    for (const [, layout] of plan.calls) {
+    for (const [k, layout] of plan.calls) {
       const p = layout.plans;
+      const step = steps[k] as Extract<Program['steps'][number], { kind: 'call' }>;
       const nestedPlans = p.primitive === 'scan' ? [p.body] : p.primitive === 'while' ? [p.cond, p.body] : p.branches;
       for (const n of nestedPlans) {
         if (this.#nested.has(n)) continue;
-        this.#nested.set(n, new CudaExecutable(backend, n, this.#nestedAlignments(layout, n), false));
+        this.#nested.set(n, new CudaExecutable(backend, n, this.#nestedAlignments(layout, n, step), false));
       }
     }
     if (compile) this.#load();
@@ -151,20 +152,51 @@ export class CudaExecutable implements ProgramExecutable {
     }
   }
 
-  /** What a nested plan's argument and output slots are aligned to: windows of xs / ys are aligned to their stride. */
-  #nestedAlignments(layout: CallLayout, nested: ProgramPlan): { args: number[]; outputs: number[] } {
+  /**
+   * What a nested plan's argument and output slots are aligned to, from where the caller binds them: its own
+   * buffers' alignments, the scratch slots in its arena, and windows of xs / ys at multiples of their stride
+   * (a vector load on a misaligned address faults on a GPU).
+   */
+  #nestedAlignments(layout: CallLayout, nested: ProgramPlan, step: Extract<Program['steps'][number], { kind: 'call' }>): { args: number[]; outputs: number[] } {
+    const cap = (a: number) => Math.min(16, a);
+    const inA = step.inputs.map((id) => this.#alignment(id));
+    const outA = step.outputs.map((id) => this.#alignment(id));
+    const scratch = (kind: MemoryKind, offset: number) => alignmentOf(layout.scratchOffset[kind] + offset);
     const argCount = nested.program.buffers.filter((b) => b.kind === 'argument').reduce((n, b) => Math.max(n, b.index! + 1), 0);
     const args = new globalThis.Array<number>(argCount).fill(16);
     const outputs = new globalThis.Array<number>(nested.slotBuffers.length).fill(16);
-    if (layout.plans.primitive === 'scan' && layout.plans.body === nested) {
-      const eqn = (this.program.steps.find((s, k) => s.kind === 'call' && this.plan.calls.get(k) === layout) as { eqn: { params: PrimitiveParams['scan'] } }).eqn;
-      const { numConsts, numCarry } = eqn.params;
-      const xsAvals = nested.program.buffers.filter((b) => b.kind === 'argument' && b.index! >= numConsts + numCarry);
-      for (const b of xsAvals) args[b.index!] = Math.min(16, alignmentOf(bufferBytes(b)));
-      nested.program.outputs.forEach((o, i) => {
-        const slot = nested.outputSlots[i]!;
-        if (slot >= 0 && i >= numCarry && 'buffer' in o) outputs[slot] = Math.min(outputs[slot]!, alignmentOf(bufferBytes(nested.program.buffers[o.buffer]!)));
+    const setOutput = (i: number, a: number) => {
+      const slot = nested.outputSlots[i]!;
+      if (slot >= 0) outputs[slot] = Math.min(outputs[slot]!, cap(a));
+    };
+    const kindOf = (i: number) => (nested.program.outputs[i]?.aval as { memorySpace?: MemoryKind } | undefined)?.memorySpace ?? 'device';
+    const bytesOf = (id: number) => bufferBytes(this.program.buffers[id]!);
+    if (layout.plans.primitive === 'scan') {
+      const { numConsts, numCarry, length } = step.eqn.params as PrimitiveParams['scan'];
+      for (let i = 0; i < args.length; i++) {
+        if (i < numConsts) args[i] = cap(inA[i]!);
+        else if (i < numConsts + numCarry) {
+          const k = i - numConsts;
+          args[i] = cap(Math.min(inA[i]!, outA[k]!, scratch(kindOf(k), layout.carryOffsets[k]!)));
+        } else args[i] = cap(Math.min(inA[i]!, alignmentOf(bytesOf(step.inputs[i]!) / Math.max(length, 1))));
+      }
+      nested.program.outputs.forEach((_, i) => {
+        if (i < numCarry) setOutput(i, Math.min(outA[i]!, scratch(kindOf(i), layout.carryOffsets[i]!)));
+        else setOutput(i, Math.min(outA[i]!, alignmentOf(bytesOf(step.outputs[i]!) / Math.max(length, 1))));
       });
+    } else if (layout.plans.primitive === 'while') {
+      const { condNconsts, bodyNconsts } = step.eqn.params as PrimitiveParams['while'];
+      const carries = step.outputs.map((_, k) => Math.min(inA[condNconsts + bodyNconsts + k]!, outA[k]!, scratch(kindOf(k), layout.carryOffsets[k]!)));
+      if (nested === layout.plans.cond) {
+        for (let i = 0; i < args.length; i++) args[i] = cap(i < condNconsts ? inA[i]! : carries[i - condNconsts]!);
+        setOutput(0, alignmentOf(layout.scratchOffset.device + layout.predicateOffset));
+      } else {
+        for (let i = 0; i < args.length; i++) args[i] = cap(i < bodyNconsts ? inA[condNconsts + i]! : carries[i - bodyNconsts]!);
+        nested.program.outputs.forEach((_, i) => setOutput(i, carries[i]!));
+      }
+    } else {
+      for (let i = 0; i < args.length; i++) args[i] = cap(inA[i + 1]!);
+      nested.program.outputs.forEach((_, i) => setOutput(i, outA[i]!));
     }
     return { args, outputs };
   }
