@@ -23,6 +23,7 @@
 import { itemsize } from '../core/dtype.js';
 import type { MemoryKind, PrimitiveParams } from '../core/primitives.js';
 import type { ClosedJaxpr, Jaxpr, JaxprEqn } from '../trace/jaxpr.js';
+import type { Expr } from './kernel-ir.js';
 import { type Program, type ProgramBuffer, type ProgramCall, fuseJaxpr, memoryKindOf } from './fuse.js';
 import { type Region, type Transfer, launchOutputCount, memoryAwareOrders, reorderSteps, stepBuffers, transferBounds } from './schedule.js';
 
@@ -331,6 +332,24 @@ export function nestedPlans(plans: CallPlans): ProgramPlan[] {
  * own view (side outputs are written as the first pass reads, final outputs
  * as the second pass reads, after the first pass for that output element).
  */
+/** Whether an expression (a DAG) reads input `index`. */
+function exprReadsInput(expr: Expr, index: number): boolean {
+  const seen = new Set<Expr>();
+  const walk = (e: Expr): boolean => {
+    if (seen.has(e)) return false;
+    seen.add(e);
+    switch (e.op) {
+      case 'input': return e.index === index;
+      case 'literal': case 'iota': return false;
+      case 'unary': case 'convert': return walk(e.x);
+      case 'binary': case 'compare': return walk(e.x) || walk(e.y);
+      case 'select': return walk(e.predicate) || e.cases.some(walk);
+      case 'clamp': return walk(e.lo) || walk(e.x) || walk(e.hi);
+    }
+  };
+  return walk(expr);
+}
+
 function inPlaceSafe(program: Program, step: number, arg: number, out: number): boolean {
   const s = program.steps[step]!;
   if (s.kind !== 'launch') return false;
@@ -374,7 +393,9 @@ function inPlaceSafe(program: Program, step: number, arg: number, out: number): 
       const base = 4 + outerRank + innerRank;
       const view = (v: number) => s.params.slice(base + v * width, base + (v + 1) * width).join(',');
       const own = view(f.inputs.length + sideIndex);
-      return readsAt.every((i) => view(i) === own);
+      // the epilogue reads its inputs once the first pass is over, after every side output element was written
+      const epilogueReads = (i: number) => f.outputs.some((o) => exprReadsInput(o.expr, i));
+      return readsAt.every((i) => view(i) === own && !(finalIndex < 0 && epilogueReads(i)));
     }
     default: return false;
   }
