@@ -246,3 +246,14 @@ test('donation is ignored while an outer jit traces; numbers passed to jit leave
   t.is(jax.liveArrayCount(), before + 1, 'only the output is alive');
   out.dispose();
 });
+
+test('an Array as a static argument is JAX\'s non-hashable ValueError, not a trace shared by every Array (issue 13)', (t) => {
+  const g = jax.jit((a: Array | number[]) => jnp.sum(jnp.square(jnp.asarray(a as never))), { staticArgnums: [0] });
+  const error = t.throws(() => g(jnp.array([1, 2, 3])), { instanceOf: jax.ValueError });
+  t.regex(error!.message, /^jax\.jit: Non-hashable static arguments are not supported\. An error occurred while trying to hash an object of type Array, Array\(\[1, 2, 3\], dtype=int32\) \(static argument 0\)\. The error was: TypeError: unhashable type: 'Array'/);
+  t.throws(() => g([jnp.array(1)] as never), { instanceOf: jax.ValueError, message: /Non-hashable static arguments/ });
+  // JS arrays are hashed by value (JAX's tuples): each gets its own trace
+  t.is(g([1, 2, 3]).item(), 14);
+  t.is(g([4, 5, 6]).item(), 77);
+  t.is(g.cacheSize, 2);
+});

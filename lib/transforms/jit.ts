@@ -64,7 +64,29 @@ function indexList(fn: string, value: unknown, arg: string): number[] {
   return list as number[];
 }
 
+/** An Array somewhere in a static argument (JS arrays and plain objects are looked into), or undefined. */
+function arrayInside(value: unknown, depth = 0): Array | undefined {
+  if (value instanceof Array) return value;
+  if (depth > 32 || value === null || typeof value !== 'object') return undefined;
+  const items = globalThis.Array.isArray(value) ? value : Object.getPrototypeOf(value) === Object.prototype ? Object.values(value) : [];
+  for (const item of items) {
+    const found = arrayInside(item, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 function staticKey(value: unknown, index: number): string {
+  // An Array has no value-based hash (JAX: unhashable); keyed as JSON it would look like every other Array and
+  // its first trace would serve them all
+  const array = arrayInside(value);
+  if (array) {
+    throw new ValueError(
+      `jax.jit: Non-hashable static arguments are not supported. An error occurred while trying to hash an object of type Array, ` +
+        `${array.isTracer ? `a traced ${array.dtype}[${array.shape.join(',')}]` : array.toRepr()} (static argument ${index}). ` +
+        "The error was: TypeError: unhashable type: 'Array'. Pass it as a regular (traced) argument, or pass a JS number or array instead",
+    );
+  }
   try {
     return JSON.stringify(value) ?? String(value);
   } catch {
