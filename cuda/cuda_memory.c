@@ -502,7 +502,91 @@ static napi_value memset_buffer(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+// cudaCopyBenchmark(device, bytes, 'h2d'|'d2h', 'pinned'|'pageable', iterations) -> Float64Array of ms per copy:
+// a plain cuMemcpy{HtoD,DtoH}Async between a cuMemAlloc allocation and cuMemHostAlloc or malloc memory on the
+// copy stream, each copy between two timing events, after one untimed warm-up copy. Synchronous (a benchmark).
+static napi_value copy_benchmark(napi_env env, napi_callback_info info) {
+  napi_value argv[5], array, buffer;
+  const char *fn = "cudaCopyBenchmark";
+  uint64_t bytes = 0;
+  int32_t iterations = 0;
+  char *direction = NULL, *host = NULL;
+  if (!jaxon_args(env, info, fn, 5, 5, argv, NULL)) return NULL;
+  jaxon_cuda_device *d = jaxon_get_device(env, argv[0], fn);
+  if (!d || !jaxon_get_u64(env, argv[1], fn, "bytes", &bytes) || !jaxon_get_string(env, argv[2], fn, "direction", &direction))
+    return NULL;
+  int ok = jaxon_get_string(env, argv[3], fn, "host", &host) && jaxon_get_i32(env, argv[4], fn, "iterations", &iterations);
+  int h2d = ok && !strcmp(direction, "h2d"), pinned = ok && !strcmp(host, "pinned");
+  if (ok && ((!h2d && strcmp(direction, "d2h")) || (!pinned && strcmp(host, "pageable")) || iterations < 1 || bytes == 0)) {
+    char message[300];
+    snprintf(message, sizeof message, "jaxon cuda: %s: direction must be 'h2d' or 'd2h', host 'pinned' or 'pageable', "
+             "iterations >= 1 and bytes > 0; got '%.20s', '%.20s', %d, %llu", fn, direction, host, iterations,
+             (unsigned long long)bytes);
+    napi_throw_range_error(env, NULL, message);
+    ok = 0;
+  }
+  free(direction);
+  free(host);
+  if (!ok) return NULL;
+  if (!jaxon_cu->cuEventElapsedTime) return jaxon_throw(env, "jaxon cuda: cudaCopyBenchmark: this driver has no cuEventElapsedTime"), NULL;
+  CUstream stream = d->streams[h2d ? JAXON_STREAM_H2D : JAXON_STREAM_D2H];
+  CUdeviceptr dev = 0;
+  void *mem = NULL;
+  CUevent start = NULL, end = NULL;
+  napi_value result = NULL;
+  const char *call = "cuMemAlloc_v2";
+  CUresult status = jaxon_cu->cuMemAlloc_v2(&dev, bytes);
+  if (status == CUDA_SUCCESS) {
+    call = pinned ? "cuMemHostAlloc" : "malloc";
+    if (pinned) status = jaxon_cu->cuMemHostAlloc(&mem, bytes, 0);
+    else if (!(mem = malloc(bytes))) status = CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  if (status == CUDA_SUCCESS) {
+    memset(mem, 1, bytes); // touched, so no copy pays for first-touch page faults
+    call = "cuEventCreate";
+    status = jaxon_cu->cuEventCreate(&start, CU_EVENT_DEFAULT);
+    if (status == CUDA_SUCCESS) status = jaxon_cu->cuEventCreate(&end, CU_EVENT_DEFAULT);
+  }
+  double *times = NULL;
+  if (status == CUDA_SUCCESS && napi_create_arraybuffer(env, (size_t)iterations * sizeof(double), (void **)&times, &buffer) != napi_ok) {
+    jaxon_throw(env, "jaxon cuda: cudaCopyBenchmark: cannot allocate the result");
+    goto done;
+  }
+  for (int32_t i = -1; i < iterations && status == CUDA_SUCCESS; i++) {
+    call = "cuEventRecord";
+    status = jaxon_cu->cuEventRecord(start, stream);
+    if (status == CUDA_SUCCESS) {
+      call = h2d ? "cuMemcpyHtoDAsync_v2" : "cuMemcpyDtoHAsync_v2";
+      status = h2d ? jaxon_cu->cuMemcpyHtoDAsync_v2(dev, mem, bytes, stream) : jaxon_cu->cuMemcpyDtoHAsync_v2(mem, dev, bytes, stream);
+    }
+    if (status == CUDA_SUCCESS) status = jaxon_cu->cuEventRecord(end, stream);
+    if (status == CUDA_SUCCESS) {
+      call = "cuEventSynchronize";
+      status = jaxon_cu->cuEventSynchronize(end);
+    }
+    float ms = 0;
+    if (status == CUDA_SUCCESS) {
+      call = "cuEventElapsedTime";
+      status = jaxon_cu->cuEventElapsedTime(&ms, start, end);
+    }
+    if (i >= 0) times[i] = ms;
+  }
+  if (status != CUDA_SUCCESS) {
+    jaxon_cuda_throw(env, call, status);
+    goto done;
+  }
+  if (napi_create_typedarray(env, napi_float64_array, (size_t)iterations, buffer, 0, &array) == napi_ok) result = array;
+done:
+  if (start) jaxon_cu->cuEventDestroy_v2(start);
+  if (end) jaxon_cu->cuEventDestroy_v2(end);
+  if (mem && pinned) jaxon_cu->cuMemFreeHost(mem);
+  else free(mem);
+  if (dev) jaxon_cu->cuMemFree_v2(dev);
+  return result;
+}
+
 void jaxon_init_cuda_memory(napi_env env, napi_value exports) {
+  jaxon_export(env, exports, "cudaCopyBenchmark", copy_benchmark);
   jaxon_export(env, exports, "cudaAlloc", cuda_alloc);
   jaxon_export(env, exports, "cudaFree", cuda_free);
   jaxon_export(env, exports, "cudaBufferInfo", buffer_info);

@@ -11,6 +11,7 @@
 // With `graph: true` a run is captured as a CUDA graph and relaunched while
 // its pointers (slots and arena) stay the same; a capture failure turns the
 // graph off for that program and it replays op by op.
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +54,13 @@ typedef struct {
   uint64_t *graph_pointers; /* slots then arena, as captured */
   char graph_off_reason[1024];
   uint64_t runs, graph_launches, graph_captures;
+  CUevent *timing; /* timed runs (the profiler): 2 per op, then the base; created on first use */
 } jaxon_program;
+
+/* A timed run's events: op i's start and end (launches, copies, memsets) and the base event everything is timed from. */
+typedef struct {
+  CUevent *events; /* 2 * num_ops + 1; the last is the base */
+} program_timing;
 
 static void destroy_program(jaxon_program *p) {
   if (!jaxon_cuda_shutting_down) {
@@ -64,7 +71,11 @@ static void destroy_program(jaxon_program *p) {
       if (p->join[s]) jaxon_cu->cuEventDestroy_v2(p->join[s]);
     if (p->exec) jaxon_cu->cuGraphExecDestroy(p->exec);
     if (p->graph) jaxon_cu->cuGraphDestroy(p->graph);
+    if (p->timing)
+      for (uint32_t i = 0; i <= 2 * p->num_ops; i++)
+        if (p->timing[i]) jaxon_cu->cuEventDestroy_v2(p->timing[i]);
   }
+  free(p->timing);
   free(p->ops);
   free(p->args);
   free(p->slot_bytes);
@@ -282,7 +293,8 @@ static CUdeviceptr resolve(const program_ref *ref, CUdeviceptr const *bases) {
 }
 
 // Queues every op; `bases[0]` is the arena, `bases[1 + i]` slot i. Returns a CUresult and the failing call.
-static CUresult replay(jaxon_program *p, const CUdeviceptr *bases, const int *slot_host, char *call, size_t call_size) {
+static CUresult replay(jaxon_program *p, const CUdeviceptr *bases, const int *slot_host, const program_timing *timing,
+                       char *call, size_t call_size) {
   jaxon_cuda_device *d = p->device;
   CUdeviceptr pointers[256];
   void *params[256];
@@ -290,6 +302,11 @@ static CUresult replay(jaxon_program *p, const CUdeviceptr *bases, const int *sl
   for (uint32_t i = 0; i < p->num_ops && result == CUDA_SUCCESS; i++) {
     const program_op *o = &p->ops[i];
     CUstream stream = d->streams[o->stream];
+    int timed = timing && o->kind != OP_RECORD && o->kind != OP_WAIT;
+    if (timed) {
+      snprintf(call, call_size, "cuEventRecord(start of ops[%u])", i);
+      if ((result = jaxon_cu->cuEventRecord(timing->events[2 * i], stream)) != CUDA_SUCCESS) break;
+    }
     switch (o->kind) {
       case OP_LAUNCH: {
         uint32_t n = o->num_args < 256 ? o->num_args : 256;
@@ -327,6 +344,10 @@ static CUresult replay(jaxon_program *p, const CUdeviceptr *bases, const int *sl
         result = jaxon_cu->cuStreamWaitEvent(stream, p->events[o->event], 0);
         break;
     }
+    if (timed && result == CUDA_SUCCESS) {
+      snprintf(call, call_size, "cuEventRecord(end of ops[%u])", i);
+      result = jaxon_cu->cuEventRecord(timing->events[2 * i + 1], stream);
+    }
   }
   return result;
 }
@@ -352,10 +373,18 @@ static CUresult join_streams(jaxon_program *p) {
   return result;
 }
 
-static CUresult replay_all(jaxon_program *p, const CUdeviceptr *bases, const int *slot_host, char *call, size_t size) {
-  snprintf(call, size, "fork of the copy streams");
-  CUresult result = fork_streams(p);
-  if (result == CUDA_SUCCESS) result = replay(p, bases, slot_host, call, size);
+static CUresult replay_all(jaxon_program *p, const CUdeviceptr *bases, const int *slot_host,
+                           const program_timing *timing, char *call, size_t size) {
+  CUresult result = CUDA_SUCCESS;
+  if (timing) {
+    snprintf(call, size, "cuEventRecord(base of a timed run)");
+    result = jaxon_cu->cuEventRecord(timing->events[2 * p->num_ops], p->device->streams[JAXON_STREAM_COMPUTE]);
+  }
+  if (result == CUDA_SUCCESS) {
+    snprintf(call, size, "fork of the copy streams");
+    result = fork_streams(p);
+  }
+  if (result == CUDA_SUCCESS) result = replay(p, bases, slot_host, timing, call, size);
   if (result == CUDA_SUCCESS) {
     snprintf(call, size, "join of the copy streams");
     result = join_streams(p);
@@ -372,7 +401,7 @@ static int capture(jaxon_program *p, const CUdeviceptr *bases, const int *slot_h
   CUresult result = jaxon_cu->cuStreamBeginCapture_v2(compute, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
   snprintf(call, sizeof call, "cuStreamBeginCapture_v2");
   if (result == CUDA_SUCCESS) {
-    CUresult replayed = replay_all(p, bases, slot_host, call, sizeof call);
+    CUresult replayed = replay_all(p, bases, slot_host, NULL, call, sizeof call);
     result = jaxon_cu->cuStreamEndCapture(compute, &graph);
     if (replayed != CUDA_SUCCESS) result = replayed;
     else snprintf(call, sizeof call, "cuStreamEndCapture");
@@ -397,12 +426,58 @@ static int capture(jaxon_program *p, const CUdeviceptr *bases, const int *slot_h
   return 1;
 }
 
+// Creates a program's timing events (with timing enabled, unlike every other event of the runtime).
+static int ensure_timing(napi_env env, jaxon_program *p, const char *fn) {
+  if (p->timing) return 1;
+  if (!jaxon_cu->cuEventElapsedTime) {
+    char message[200];
+    snprintf(message, sizeof message, "jaxon cuda: %s: this driver has no cuEventElapsedTime, so runs cannot be timed", fn);
+    jaxon_throw(env, message);
+    return 0;
+  }
+  p->timing = calloc(2 * (size_t)p->num_ops + 1, sizeof *p->timing);
+  if (!p->timing) return jaxon_throw(env, "jaxon cuda: out of host memory for timing events"), 0;
+  for (uint32_t i = 0; i <= 2 * p->num_ops; i++) {
+    int needed = i == 2 * p->num_ops || (p->ops[i / 2].kind != OP_RECORD && p->ops[i / 2].kind != OP_WAIT);
+    CUresult result = needed ? jaxon_cu->cuEventCreate(&p->timing[i], CU_EVENT_DEFAULT) : CUDA_SUCCESS;
+    if (result != CUDA_SUCCESS) return jaxon_cuda_throw(env, "cuEventCreate(timing)", result), 0;
+  }
+  return 1;
+}
+
+// After a timed run: waits for it, then a Float64Array of [start, end] per op in milliseconds from the run's base
+// event (recorded on the compute stream before anything else of the run); NaN for records and waits.
+static napi_value timing_result(napi_env env, jaxon_program *p) {
+  CUresult result = jaxon_cu->cuStreamSynchronize(p->device->streams[JAXON_STREAM_COMPUTE]);
+  if (result != CUDA_SUCCESS) return jaxon_cuda_throw(env, "cuStreamSynchronize(timed run)", result), NULL;
+  napi_value buffer, array;
+  void *data = NULL;
+  size_t n = 2 * (size_t)p->num_ops;
+  JAXON_CHECK(env, napi_create_arraybuffer(env, n * sizeof(double), &data, &buffer));
+  double *times = data;
+  CUevent base = p->timing[n];
+  for (size_t i = 0; i < n; i++) {
+    float ms = 0;
+    if (!p->timing[i]) {
+      times[i] = NAN;
+      continue;
+    }
+    result = jaxon_cu->cuEventElapsedTime(&ms, base, p->timing[i]);
+    if (result != CUDA_SUCCESS) return jaxon_cuda_throw(env, "cuEventElapsedTime", result), NULL;
+    times[i] = ms;
+  }
+  JAXON_CHECK(env, napi_create_typedarray(env, napi_float64_array, n, buffer, 0, &array));
+  return array;
+}
+
 // cudaProgramRun(program, slots, offsets?): queues the whole launch list; returns at once. offsets[i] (bytes, default
 // 0) moves slot i's base into its buffer, so a loop body runs on a window of a larger buffer (scan's xs[t], a region
-// of the caller's arena).
-static napi_value program_run(napi_env env, napi_callback_info info) {
+// of the caller's arena). cudaProgramRunTimed(program, slots, offsets?) runs it op by op (never as a graph) with a
+// timing event around each op on its own stream, waits, and returns the ops' [start, end] times (timing_result):
+// the profiler's view of what overlapped.
+static napi_value run(napi_env env, napi_callback_info info, int timed) {
   napi_value argv[3];
-  const char *fn = "cudaProgramRun";
+  const char *fn = timed ? "cudaProgramRunTimed" : "cudaProgramRun";
   bool is_array = false, has_offsets = false;
   uint32_t count = 0;
   size_t argc = 0;
@@ -413,7 +488,7 @@ static napi_value program_run(napi_env env, napi_callback_info info) {
     has_offsets = type != napi_undefined;
   }
   jaxon_program *p = jaxon_unwrap_handle(env, argv[0], JAXON_HANDLE_PROGRAM, fn, "program");
-  if (!p || !jaxon_use_device(env, p->device)) return NULL;
+  if (!p || !jaxon_use_device(env, p->device) || (timed && !ensure_timing(env, p, fn))) return NULL;
   if (napi_is_array(env, argv[1], &is_array) != napi_ok || !is_array || napi_get_array_length(env, argv[1], &count) != napi_ok ||
       count != p->num_slots) {
     char message[200];
@@ -467,14 +542,15 @@ static napi_value program_run(napi_env env, napi_callback_info info) {
   }
   char call[300] = "";
   CUresult status = CUDA_SUCCESS;
-  int reuse = p->graph_enabled && p->exec && !memcmp(p->graph_pointers, bases, (count + 1) * sizeof *bases);
-  if (p->graph_enabled && !reuse) reuse = capture(p, bases, slot_host);
+  program_timing timing = {p->timing};
+  int reuse = !timed && p->graph_enabled && p->exec && !memcmp(p->graph_pointers, bases, (count + 1) * sizeof *bases);
+  if (!timed && p->graph_enabled && !reuse) reuse = capture(p, bases, slot_host);
   if (reuse) {
     snprintf(call, sizeof call, "cuGraphLaunch");
     status = jaxon_cu->cuGraphLaunch(p->exec, d->streams[JAXON_STREAM_COMPUTE]);
     if (status == CUDA_SUCCESS) p->graph_launches++;
   } else {
-    status = replay_all(p, bases, slot_host, call, sizeof call);
+    status = replay_all(p, bases, slot_host, timed ? &timing : NULL, call, sizeof call);
   }
   if (status != CUDA_SUCCESS) {
     jaxon_cuda_throw(env, call, status);
@@ -485,7 +561,8 @@ static napi_value program_run(napi_env env, napi_callback_info info) {
   // it did not touch keeps its own last writer: marking it too would drop a pending copy's event unwaited.
   for (uint32_t i = 0; i < count; i++)
     if (p->graph_enabled || p->slot_streams[i]) jaxon_buffer_written_on_compute(slots[i]);
-  napi_get_undefined(env, &result);
+  if (timed) result = timing_result(env, p);
+  else napi_get_undefined(env, &result);
 done:
   if (arena) {
     jaxon_buffer_free(env, arena); // stream-ordered: the run's queued work still owns it
@@ -496,6 +573,9 @@ done:
   free(slot_host);
   return result;
 }
+
+static napi_value program_run(napi_env env, napi_callback_info info) { return run(env, info, 0); }
+static napi_value program_run_timed(napi_env env, napi_callback_info info) { return run(env, info, 1); }
 
 // cudaProgramStats(program) -> { runs, graphLaunches, graphCaptures, graph, graphOffReason }
 static napi_value program_stats(napi_env env, napi_callback_info info) {
@@ -516,5 +596,6 @@ static napi_value program_stats(napi_env env, napi_callback_info info) {
 void jaxon_init_cuda_program(napi_env env, napi_value exports) {
   jaxon_export(env, exports, "cudaProgramCreate", program_create);
   jaxon_export(env, exports, "cudaProgramRun", program_run);
+  jaxon_export(env, exports, "cudaProgramRunTimed", program_run_timed);
   jaxon_export(env, exports, "cudaProgramStats", program_stats);
 }

@@ -4,8 +4,9 @@
 // between memory kinds on the H2D (pinned_host → device) and D2H (device →
 // pinned_host) copy streams, and control flow as enclosing spans. On the CPU
 // every step runs synchronously on the calling thread, so the tracks show
-// the schedule, not overlap; the CUDA backend records the same events with
-// their stream timings.
+// the schedule, not overlap; on CUDA each native program runs on all its
+// streams as usual with CUDA events around every op, so the spans are device
+// times and a copy hidden behind a kernel shows as overlapping it.
 import { writeFileSync } from 'node:fs';
 import { ValueError, show } from './core/errors.js';
 
@@ -35,6 +36,12 @@ export function record(name: string, track: Track, begin: number, args?: TraceEv
   if (!active) return;
   const now = performance.now();
   active.events.push({ name, track, start: (begin - active.origin) * 1000, duration: (now - begin) * 1000, ...(args ? { args } : {}) });
+}
+
+/** Records one event that began at `begin` (on performance.now()'s clock) and lasted `duration` ms (device timings). */
+export function recordSpan(name: string, track: Track, begin: number, duration: number, args?: TraceEvent['args']): void {
+  if (!active) return;
+  active.events.push({ name, track, start: (begin - active.origin) * 1000, duration: Math.max(0, duration) * 1000, ...(args ? { args } : {}) });
 }
 
 /** The Chrome trace JSON of a list of events. */

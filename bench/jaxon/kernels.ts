@@ -9,6 +9,8 @@ import {
   SHORT_DTYPE, bytesLabel, compareClose, countLabel, disposeTree, headOf, randomNormal, shapeLabel,
   type Prepared, type SizeSpec, type Workload,
 } from './measure.js';
+import { native } from '../../lib/runtime/native.js';
+import type { CudaDeviceHandle } from '../../lib/runtime/cuda-addon.js';
 
 const jnp = jax.numpy;
 type Array = jax.Array;
@@ -246,7 +248,17 @@ function transferWorkloads(s: SizeSpec): Workload[] {
   const device = () => jax.devices()[0]!;
   const pinned = () => new jax.sharding.SingleDeviceSharding(device(), { memoryKind: 'pinned_host' });
   const onDevice = () => new jax.sharding.SingleDeviceSharding(device(), { memoryKind: 'device' });
-  const row = (name: string, prepare: () => Prepared): Workload => ({ name: `${name}_${label}`, kind: 'transfer', shape: label, dtype: 'float32', flops: 0, bytes: s.transfer, prepare });
+  // the same copy as a plain cuMemcpyAsync (CUDA events, median of 5), beside each transfer row on a CUDA device
+  const plainCopy = (direction: 'h2d' | 'd2h', host: 'pinned' | 'pageable') => (): Record<string, unknown> => {
+    const d = device() as unknown as { platform: string; backend: { info: { handle: CudaDeviceHandle } } };
+    if (d.platform !== 'cuda') return {};
+    const times = [...native().cudaCopyBenchmark(d.backend.info.handle, s.transfer, direction, host, 5)].sort((a, b) => a - b);
+    return { plain_copy_gbps: s.transfer / (times[2]! / 1000) / 1e9, plain_copy_timing: 'cuda events' };
+  };
+  const row = (name: string, prepare: () => Prepared): Workload => {
+    const [direction, host] = name.split('_') as ['h2d' | 'd2h', 'pinned' | 'pageable'];
+    return { name: `${name}_${label}`, kind: 'transfer', shape: label, dtype: 'float32', flops: 0, bytes: s.transfer, prepare: () => ({ extra: plainCopy(direction, host), ...prepare() }) };
+  };
   const hostData = () => {
     const data = new Float32Array(n);
     for (let i = 0; i < n; i++) data[i] = ((i * 7919) % 1000) / 1000 + 0.5;

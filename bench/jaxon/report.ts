@@ -79,6 +79,7 @@ function note(row: Row | undefined): string {
   const parts: string[] = [];
   if (row.kind === 'transfer' && row.median_ms > 0) parts.push(`${(row.bytes / (row.median_ms / 1000) / 1e9).toFixed(1)} GB/s`);
   const extra = row.extra ?? {};
+  if (typeof extra['plain_copy_gbps'] === 'number') parts.push(`plain cuMemcpyAsync ${extra['plain_copy_gbps'].toFixed(1)} GB/s`);
   if (typeof extra['peak_bytes_in_use'] === 'number') parts.push(`peak ${formatBytes(extra['peak_bytes_in_use'])}`);
   if (typeof extra['hidden_transfer_fraction'] === 'number') parts.push(`${(100 * extra['hidden_transfer_fraction']).toFixed(0)}% of transfers hidden`);
   if (row.check !== 'ok' && row.check !== 'not checked') parts.push(`CHECK FAILED: ${row.check}`);

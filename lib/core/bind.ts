@@ -8,7 +8,7 @@
 // API layers above only ever call bind.
 import { Array, runtimeDevices } from './array.js';
 import { type DType } from './dtype.js';
-import { packValues } from './host.js';
+import { storageBytesOf } from './host.js';
 import { Storage } from './memory.js';
 import { type Primitive, type PrimitiveParams } from './primitives.js';
 
@@ -63,7 +63,7 @@ export function bind1<P extends Primitive>(prim: P, inputs: Array[], params: Pri
 /** A new array holding `values` (already validated), on the default device. */
 export function arrayFromValues(values: ArrayLike<number | boolean>, shape: readonly number[], dtype: DType, weakType = false): Array {
   const backend = runtimeDevices().defaultDevice().backend;
-  return new Array(new Storage(backend, backend.fromHost(packValues(values, dtype))), shape, dtype, weakType);
+  return new Array(new Storage(backend, backend.fromHost(storageBytesOf(values, dtype))), shape, dtype, weakType);
 }
 
 /** A new array from raw storage bytes (on the default device unless `device` says otherwise). */

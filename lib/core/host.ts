@@ -32,20 +32,24 @@ export function flattenNested(fn: string, data: NestedArray): { shape: number[];
     probe = probe[0];
   }
   const values: (number | boolean)[] = [];
-  const walk = (x: unknown, depth: number, path: number[]): void => {
+  const path: number[] = []; // the index being visited, copied only into an error message
+  const walk = (x: unknown, depth: number): void => {
     if (depth === shape.length) {
       if (typeof x !== 'number' && typeof x !== 'boolean') {
-        throw new TypeError(`${fn}: elements must be numbers or booleans, got ${show(x)} at index ${show(path)}`);
+        throw new TypeError(`${fn}: elements must be numbers or booleans, got ${show(x)} at index ${show(path.slice(0, depth))}`);
       }
       values.push(x);
       return;
     }
     if (!Array.isArray(x) || x.length !== shape[depth]) {
-      throw new ValueError(`${fn}: nested arrays are ragged: expected length ${shape[depth]} at index ${show(path)}, got ${Array.isArray(x) ? x.length : show(x)}`);
+      throw new ValueError(`${fn}: nested arrays are ragged: expected length ${shape[depth]} at index ${show(path.slice(0, depth))}, got ${Array.isArray(x) ? x.length : show(x)}`);
     }
-    x.forEach((v, i) => walk(v, depth + 1, [...path, i]));
+    for (let i = 0; i < x.length; i++) {
+      path[depth] = i;
+      walk(x[i], depth + 1);
+    }
   };
-  walk(data, 0, []);
+  walk(data, 0);
   return { shape, values };
 }
 
@@ -53,7 +57,11 @@ export function flattenNested(fn: string, data: NestedArray): { shape: number[];
 export function packValues(values: ArrayLike<number | boolean>, dtype: DType): Uint8Array {
   const n = values.length;
   const out = newStorage(dtype, n);
-  if (dtype === 'float16' || dtype === 'bfloat16') {
+  const source = ArrayBuffer.isView(values) ? dtypeOfTypedArray(values) : null;
+  if (source !== null && ((dtype === 'float32' || dtype === 'float64') || (isInteger(dtype) && isInteger(source)))) {
+    // TypedArray.set converts as Number() and, into integer storage from integers, wraps as wrapInteger does.
+    (out as Float32Array).set(values as unknown as Float32Array);
+  } else if (dtype === 'float16' || dtype === 'bfloat16') {
     const convert = dtype === 'float16' ? float32ToFloat16Bits : float32ToBfloat16Bits;
     for (let i = 0; i < n; i++) out[i] = convert(Number(values[i]));
   } else if (dtype === 'float32' || dtype === 'float64') {
@@ -67,6 +75,18 @@ export function packValues(values: ArrayLike<number | boolean>, dtype: DType): U
     }
   }
   return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+}
+
+/**
+ * The storage bytes of `values` in `dtype`, for a consumer that copies them at
+ * once (Backend.fromHost): a TypedArray already in the dtype's storage type is
+ * viewed, not copied; anything else is packed.
+ */
+export function storageBytesOf(values: ArrayLike<number | boolean>, dtype: DType): Uint8Array {
+  if (ArrayBuffer.isView(values) && dtype !== 'bool' && dtype !== 'float16' && dtype !== 'bfloat16' && dtypeOfTypedArray(values) === dtype && !(values instanceof Uint8ClampedArray)) {
+    return new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
+  }
+  return packValues(values, dtype);
 }
 
 export type UserTypedArray = Float32Array | Float64Array | Int32Array | Uint32Array | Int16Array | Uint16Array | Int8Array | Uint8Array;

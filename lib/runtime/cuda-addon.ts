@@ -174,7 +174,18 @@ export interface CudaAddonFunctions {
   cudaProgramCreate(device: CudaDeviceHandle, spec: CudaProgramSpec): CudaProgramHandle;
   /** Queues a run; offsets[i] (bytes) moves slot i's base into its buffer. */
   cudaProgramRun(program: CudaProgramHandle, slots: readonly CudaBufferHandle[], offsets?: readonly number[]): void;
+  /**
+   * Runs op by op (never as a graph) with a timing event around each op on its stream, waits, and returns each op's
+   * [start, end] in ms from the run's base event (NaN for records and waits): what the profiler shows.
+   */
+  cudaProgramRunTimed(program: CudaProgramHandle, slots: readonly CudaBufferHandle[], offsets?: readonly number[]): Float64Array;
   cudaProgramStats(program: CudaProgramHandle): CudaProgramStats;
+  /**
+   * A plain cuMemcpyAsync of `bytes` between a device allocation and host memory (pinned from cuMemHostAlloc, or
+   * pageable from malloc), `iterations` times on one stream, each timed by CUDA events: ms per copy. The bandwidth
+   * jaxon's own transfers are compared with.
+   */
+  cudaCopyBenchmark(device: CudaDeviceHandle, bytes: number, direction: 'h2d' | 'd2h', host: 'pinned' | 'pageable', iterations: number): Float64Array;
 
   testAllocatorCreate(kind: 'device' | 'host', limitBytes: number, capacityBytes: number): TestAllocatorHandle;
   testAllocatorAlloc(allocator: TestAllocatorHandle, size: number, stream?: number): TestBlock;
@@ -191,7 +202,7 @@ export const cudaAddonFunctionNames = [
   'cudaInit', 'cudaMemoryStats', 'cudaEmptyCache', 'cudaSynchronize', 'cudaSynchronizeSync', 'cudaMemGetInfo',
   'cudaAlloc', 'cudaFree', 'cudaBufferInfo', 'cudaFromHost', 'cudaToHost', 'cudaToHostSync', 'cudaCopy', 'cudaDevicePut',
   'cudaBlockUntilReady', 'cudaMemset', 'cudaCompile', 'cudaCompileSync', 'cudaCompileSyncMany', 'cudaModuleLoad', 'cudaGetFunction',
-  'cudaLaunch', 'cudaProgramCreate', 'cudaProgramRun', 'cudaProgramStats', 'testAllocatorCreate',
+  'cudaLaunch', 'cudaProgramCreate', 'cudaProgramRun', 'cudaProgramRunTimed', 'cudaProgramStats', 'cudaCopyBenchmark', 'testAllocatorCreate',
   'testAllocatorAlloc', 'testAllocatorFree', 'testAllocatorRecordUse', 'testAllocatorCompleteEvents',
   'testAllocatorStats', 'testAllocatorEmptyCache', 'testAllocatorSegments',
 ] as const satisfies readonly (keyof CudaAddonFunctions)[];

@@ -30,7 +30,7 @@ import { type CudaKernelSource, renderCuda } from '../compiler/render/cuda.js';
 import type { ProgramExecutable } from './backend.js';
 import type { CudaBackend, CudaBuffer } from './cuda.js';
 import type { CudaBufferHandle, CudaFunctionHandle, CudaProgramHandle, CudaProgramOp, CudaProgramRef, CudaProgramSpec } from './cuda-addon.js';
-import { type Track, profiling, record } from '../profiler.js';
+import { type Track, profiling, record, recordSpan } from '../profiler.js';
 import { native } from './native.js';
 
 /** A slot's memory for one run: a buffer and the byte offset the slot starts at. */
@@ -48,12 +48,10 @@ const alignmentOf = (n: number): number => {
   return a;
 };
 
-/** One op of a segment run on its own, synchronously, while the profiler records (profiler.ts). */
-interface ProfiledOp {
+/** What the profiler calls an op of a segment (null for event records and waits). */
+interface OpLabel {
   name: string;
   track: Track;
-  spec: CudaProgramSpec;
-  program?: CudaProgramHandle;
   bytes?: number;
 }
 
@@ -64,7 +62,7 @@ interface Access {
 }
 
 type Piece =
-  | { kind: 'segment'; program: CudaProgramHandle; launches: number; profiled: ProfiledOp[]; ops: CudaProgramOp[]; access: (Access | null)[] }
+  | { kind: 'segment'; program: CudaProgramHandle; launches: number; labels: (OpLabel | null)[]; ops: CudaProgramOp[]; access: (Access | null)[] }
   | { kind: 'call'; step: number; layout: CallLayout; run: CallRunner };
 
 type CallRunner = (ref: (id: number) => Binding, inputs: number[], outputs: number[], scratch: Record<MemoryKind, Binding>) => void;
@@ -258,6 +256,7 @@ export class CudaExecutable implements ProgramExecutable {
       return ref;
     };
     let events = 0;
+    const labels: (OpLabel | null)[] = [];
     const waits = new Map<number, number[]>();
     // JAXON_CUDA_SERIAL_TRANSFERS=1 keeps every copy on the compute stream, in step order (to tell a transfer race from anything else)
     const serial = process.env['JAXON_CUDA_SERIAL_TRANSFERS'] === '1';
@@ -274,6 +273,7 @@ export class CudaExecutable implements ProgramExecutable {
         ops.push({ op: 'wait', stream: t.stream, event: ready });
         // transfers that must finish before this step (it is a copy: it runs on its own stream, not after compute's waits)
         for (const other of issued) if (other.before <= t.step && other.stream !== t.stream) ops.push({ op: 'wait', stream: t.stream, event: other.done });
+        labels[ops.length] = { name: `copy ${buffers[s.src]!.memoryKind} -> ${buffers[s.dst]!.memoryKind}`, track: t.stream === 'h2d' ? 'h2d' : 'd2h', bytes };
         ops.push({ op: 'copy', stream: t.stream, dst: need(this.#ref(s.dst), bytes), src: need(this.#ref(s.src), bytes), bytes });
         ops.push({ op: 'record', stream: t.stream, event: done });
         const before = Math.min(t.wait, to);
@@ -283,9 +283,6 @@ export class CudaExecutable implements ProgramExecutable {
     };
     let launches = 0;
     const launchSteps = new Map<CudaProgramOp, Extract<Program['steps'][number], { kind: 'launch' }>>();
-    const profiled: ProfiledOp[] = [];
-    const alone = (name: string, track: Track, op: CudaProgramOp, bytes?: number) =>
-      profiled.push({ name, track, spec: { slotBytes, arenaBytes: 0, events: 0, graph: false, ops: [op] }, ...(bytes !== undefined ? { bytes } : {}) });
     startTransfers(from - 1);
     for (let k = from; k < to; k++) {
       for (const event of waits.get(k) ?? []) ops.push({ op: 'wait', stream: 'compute', event });
@@ -297,18 +294,19 @@ export class CudaExecutable implements ProgramExecutable {
             op: 'launch', function: this.#functions.get(source.source)!, grid: source.grid, block: source.block,
             sharedMemBytes: source.sharedMemBytes, args: s.buffers.map((id) => need(this.#ref(id), bufferBytes(buffers[id]!))),
           };
+          labels[ops.length] = { name: source.name, track: 'compute' };
           ops.push(launch);
           launchSteps.set(launch, s);
-          alone(source.name, 'compute', launch);
           launches++;
         }
       } else if (s.kind === 'copy') {
         const bytes = bufferBytes(buffers[s.src]!);
         const copy: CudaProgramOp = { op: 'copy', stream: 'compute', dst: need(this.#ref(s.dst), bytes), src: need(this.#ref(s.src), bytes), bytes };
-        if (bytes > 0 && !transfers.some((t) => t.step === k)) ops.push(copy);
-        const [from, to] = [buffers[s.src]!.memoryKind, buffers[s.dst]!.memoryKind];
-        const track: Track = to === 'device' && from !== 'device' ? 'h2d' : from === 'device' && to !== 'device' ? 'd2h' : 'compute';
-        if (bytes > 0) alone(`copy ${from} -> ${to}`, track, copy, bytes);
+        if (bytes > 0 && !transfers.some((t) => t.step === k)) {
+          const [from, to] = [buffers[s.src]!.memoryKind, buffers[s.dst]!.memoryKind];
+          labels[ops.length] = { name: `copy ${from} -> ${to}`, track: 'compute', bytes };
+          ops.push(copy);
+        }
       }
       startTransfers(k);
     }
@@ -322,7 +320,7 @@ export class CudaExecutable implements ProgramExecutable {
       const regions = step.buffers.map((id, i): [number, number, number] => [...op.args[i]!, bufferBytes(buffers[id]!)]);
       return { reads: regions.slice(n), writes: regions.slice(0, n) };
     });
-    return { kind: 'segment', program, launches, profiled, ops, access };
+    return { kind: 'segment', program, launches, labels: ops.map((_, i) => labels[i] ?? null), ops, access };
   }
 
   /**
@@ -362,7 +360,7 @@ export class CudaExecutable implements ProgramExecutable {
     const timed = profiling();
     for (const piece of this.#pieces) {
       if (piece.kind === 'segment') {
-        if (timed) this.#runProfiled(piece.profiled, handles, offsets);
+        if (timed) this.#runTimed(piece, handles, offsets);
         else native().cudaProgramRun(piece.program, handles, offsets);
         continue;
       }
@@ -377,17 +375,20 @@ export class CudaExecutable implements ProgramExecutable {
     }
   }
 
-  /** While the profiler records: each op alone, waited for, so its span is its time on the device (plus a launch). */
-  #runProfiled(ops: ProfiledOp[], handles: CudaBufferHandle[], offsets: number[]): void {
+  /**
+   * While the profiler records: the segment runs as usual, on all its streams, with CUDA events around each op, and
+   * waits; each op becomes a span at its device time, placed on the host clock from when the run was queued, so
+   * copies that overlap kernels show as overlapping.
+   */
+  #runTimed(piece: Extract<Piece, { kind: 'segment' }>, handles: CudaBufferHandle[], offsets: number[]): void {
     const addon = native();
     addon.cudaSynchronizeSync(this.backend.info.handle);
-    for (const op of ops) {
-      op.program ??= addon.cudaProgramCreate(this.backend.info.handle, op.spec);
-      const begin = performance.now();
-      addon.cudaProgramRun(op.program, handles, offsets);
-      addon.cudaSynchronizeSync(this.backend.info.handle);
-      record(op.name, op.track, begin, op.bytes !== undefined ? { bytes: op.bytes } : undefined);
-    }
+    const begin = performance.now();
+    const times = addon.cudaProgramRunTimed(piece.program, handles, offsets);
+    piece.labels.forEach((label, i) => {
+      if (!label) return;
+      recordSpan(label.name, label.track, begin + times[2 * i]!, times[2 * i + 1]! - times[2 * i]!, label.bytes !== undefined ? { bytes: label.bytes } : undefined);
+    });
   }
 
   #constBindings(): Binding[] {
