@@ -269,7 +269,7 @@ test('errors: carry types and structure, lengths, predicates and branch outputs 
   assertThrowsMentioning(t, () => lax.cond(f32([1]).reshape([]), (v: Array) => v, (v: Array) => v, f32([1])), 'Pred type must be either boolean or number, got float32.');
   assertThrowsMentioning(t, () => lax.cond(true, (v: Array) => v, (v: Array) => v.astype('int32'), f32([1])), 'true_fun and false_fun output must have identical types');
   assertThrowsMentioning(t, () => lax.cond(true, (v: Array) => [v, v], (v: Array) => v, f32([1])), 'true_fun and false_fun output must have same type structure');
-  assertThrowsMentioning(t, () => lax.switch(jnp.array(0), [], f32([1])), 'Empty branch sequence');
+  assertThrowsMentioning(t, () => lax.switch(jnp.array(0, { dtype: 'int32' }), [], f32([1])), 'Empty branch sequence');
   assertThrowsMentioning(t, () => lax.switch(f32([0]).reshape([]), [(v: Array) => v, (v: Array) => v], f32([1])), 'Index type must be an integer, got float32.');
 });
 

@@ -161,7 +161,7 @@ test('cumsum, gather, concatenate stay their own kernels; their operands and res
   const w = rand([7, 3], 3);
   const e = compiled(t, (a: Array) => jnp.tanh(jnp.add(jnp.matmul(jnp.multiply(a, 2), w), 1)), x);
   t.deepEqual(labels(e), ['mul', 'dot_general add tanh'], 'a dot operand is a buffer');
-  const c = compiled(t, (a: Array) => jnp.concatenate([jnp.cumsum(jnp.exp(a), { axis: 1 }), jnp.take(a, jnp.array([1, 0]), { axis: 0 })], { axis: 0 }), x);
+  const c = compiled(t, (a: Array) => jnp.concatenate([jnp.cumsum(jnp.exp(a), { axis: 1 }), jnp.take(a, jnp.array([1, 0], { dtype: 'int32' }), { axis: 0 })], { axis: 0 }), x);
   t.is(computing(c, 'cumsum'), 1);
   t.is(computing(c, 'gather'), 1);
   t.is(computing(c, 'concatenate'), 1);

@@ -77,7 +77,7 @@ test('integerPow on floats, negative exponents included', (t) => {
   for (const dtype of FLOATS) {
     for (const y of dtype === 'float32' ? [0, 1, 2, 3, 5, -1, -2, -3] : [3, -2]) checkAgainstReference(t, () => lax.integerPow(data([6], dtype, 6, -2, 2), y), { message: `${dtype} ** ${y}` });
   }
-  assertArray(t, lax.integerPow(jnp.array([2, -3, 0]), 3), { shape: [3], dtype: 'int32', values: [8, -27, 0] });
+  assertArray(t, lax.integerPow(jnp.array([2, -3, 0], { dtype: 'int32' }), 3), { shape: [3], dtype: 'int32', values: [8, -27, 0] });
   assertArray(t, lax.integerPow(jnp.array([2, 0.5, 0]), -2), { shape: [3], dtype: 'float32', values: [0.25, 4, Infinity] });
 });
 
@@ -184,7 +184,7 @@ test('select and selectN: bool and int32 predicates, scalar predicates, out-of-r
     checkAgainstReference(t, () => lax.selectN(arr([1], [], 'int32'), a, b, c), { message: `selectN scalar ${dtype}` });
     checkAgainstReference(t, () => lax.selectN(arr([true, false, true, false, true, false], [2, 3], 'bool'), a, b), { message: `selectN bool ${dtype}` });
   }
-  assertArray(t, lax.selectN(jnp.array([0, 1, 2]), jnp.array([1, 1, 1]), jnp.array([2, 2, 2]), jnp.array([3, 3, 3])), { shape: [3], dtype: 'int32', values: [1, 2, 3] });
+  assertArray(t, lax.selectN(jnp.array([0, 1, 2], { dtype: 'int32' }), jnp.array([1, 1, 1], { dtype: 'int32' }), jnp.array([2, 2, 2], { dtype: 'int32' }), jnp.array([3, 3, 3], { dtype: 'int32' })), { shape: [3], dtype: 'int32', values: [1, 2, 3] });
   assertArray(t, lax.select(jnp.array([true, false]), jnp.array([1.5, 2.5]), jnp.zeros([2])), { shape: [2], dtype: 'float32', values: [1.5, 0] });
   assertThrowsMentioning(t, () => lax.select(jnp.array([true, false]), jnp.array([1.5, 2.5]), 0), 'lax.select_n', '[]', '[2]');
 });
@@ -226,9 +226,9 @@ test('broadcastInDim, broadcast, reshape, transpose, squeeze, expandDims, rev', 
     checkAgainstReference(t, () => lax.rev(y, [0, 2]), { message: `rev ${dtype}` });
     checkAgainstReference(t, () => lax.rev(y, [1]), { message: `rev ${dtype}` });
   }
-  assertArray(t, lax.transpose(jnp.array([[1, 2, 3], [4, 5, 6]]), [1, 0]), { shape: [3, 2], dtype: 'int32', values: [1, 4, 2, 5, 3, 6] });
-  assertArray(t, lax.rev(jnp.array([[1, 2, 3], [4, 5, 6]]), [1]), { shape: [2, 3], dtype: 'int32', values: [3, 2, 1, 6, 5, 4] });
-  assertArray(t, lax.expandDims(jnp.array([1, 2]), [0, -1]), { shape: [1, 2, 1], dtype: 'int32', values: [1, 2] });
+  assertArray(t, lax.transpose(jnp.array([[1, 2, 3], [4, 5, 6]], { dtype: 'int32' }), [1, 0]), { shape: [3, 2], dtype: 'int32', values: [1, 4, 2, 5, 3, 6] });
+  assertArray(t, lax.rev(jnp.array([[1, 2, 3], [4, 5, 6]], { dtype: 'int32' }), [1]), { shape: [2, 3], dtype: 'int32', values: [3, 2, 1, 6, 5, 4] });
+  assertArray(t, lax.expandDims(jnp.array([1, 2], { dtype: 'int32' }), [0, -1]), { shape: [1, 2, 1], dtype: 'int32', values: [1, 2] });
 });
 
 test('slice with strides, sliceInDim', (t) => {
@@ -241,7 +241,7 @@ test('slice with strides, sliceInDim', (t) => {
     checkAgainstReference(t, () => lax.sliceInDim(x, 1, 6, 2, 1), { message: `sliceInDim ${dtype}` });
   }
   assertArray(t, lax.slice(jnp.arange(10), [1], [9], [3]), { shape: [3], dtype: 'int32', values: [1, 4, 7] });
-  assertArray(t, lax.sliceInDim(jnp.array([[1, 2, 3], [4, 5, 6]]), 0, 3, 2, -1), { shape: [2, 2], dtype: 'int32', values: [1, 3, 4, 6] });
+  assertArray(t, lax.sliceInDim(jnp.array([[1, 2, 3], [4, 5, 6]], { dtype: 'int32' }), 0, 3, 2, -1), { shape: [2, 2], dtype: 'int32', values: [1, 3, 4, 6] });
 });
 
 test('pad: low, high, interior and negative (cropping) padding', (t) => {
@@ -256,8 +256,8 @@ test('pad: low, high, interior and negative (cropping) padding', (t) => {
     checkAgainstReference(t, () => lax.pad(arr([1], [], dtype), v, []), { message: `pad scalar ${dtype}` });
     checkAgainstReference(t, () => lax.pad(data([0, 2], dtype, 26), v, [[1, 1, 0], [0, 0, 3]]), { message: `pad empty ${dtype}` });
   }
-  assertArray(t, lax.pad(jnp.array([1, 2, 3]), 0, [[1, -1, 1]]), { shape: [5], dtype: 'int32', values: [0, 1, 0, 2, 0] });
-  assertArray(t, lax.pad(jnp.array([1, 2, 3]), -1, [[-1, 2, 0]]), { shape: [4], dtype: 'int32', values: [2, 3, -1, -1] });
+  assertArray(t, lax.pad(jnp.array([1, 2, 3], { dtype: 'int32' }), 0, [[1, -1, 1]]), { shape: [5], dtype: 'int32', values: [0, 1, 0, 2, 0] });
+  assertArray(t, lax.pad(jnp.array([1, 2, 3], { dtype: 'int32' }), -1, [[-1, 2, 0]]), { shape: [4], dtype: 'int32', values: [2, 3, -1, -1] });
 });
 
 test('concatenate along every axis, with empty operands', (t) => {
@@ -269,7 +269,7 @@ test('concatenate along every axis, with empty operands', (t) => {
     checkAgainstReference(t, () => lax.concatenate([a, data([3, 3], dtype, 30)], 0), { message: `axis 0 ${dtype}` });
     checkAgainstReference(t, () => lax.concatenate([a, data([2, 0], dtype, 31), b], -1), { message: `empty ${dtype}` });
   }
-  assertArray(t, lax.concatenate([jnp.array([[1], [2]]), jnp.array([[3, 4], [5, 6]])], 1), { shape: [2, 3], dtype: 'int32', values: [1, 3, 4, 2, 5, 6] });
+  assertArray(t, lax.concatenate([jnp.array([[1], [2]], { dtype: 'int32' }), jnp.array([[3, 4], [5, 6]], { dtype: 'int32' })], 1), { shape: [2, 3], dtype: 'int32', values: [1, 3, 4, 2, 5, 6] });
 });
 
 test('dynamicSlice and dynamicUpdateSlice: clamped, negative and array start indices', (t) => {
@@ -309,11 +309,11 @@ test('gather: take along an axis, batched index vectors, clip and fill modes', (
     checkAgainstReference(t, () => lax.gather(x, arr([0, 0, 2, 3, 3, 1], [3, 2], 'int32'), windows, [2, 2]), { message: `windows ${dtype}` });
     checkAgainstReference(t, () => lax.gather(x, arr([0, 0, 2, 3, 3, 1], [3, 2], 'int32'), windows, [2, 2], { mode: 'fill' }), { message: `windows fill ${dtype}` });
   }
-  const x = jnp.array([[1, 2], [3, 4], [5, 6]]);
+  const x = jnp.array([[1, 2], [3, 4], [5, 6]], { dtype: 'int32' });
   const rows = { offsetDims: [1], collapsedSliceDims: [0], startIndexMap: [0] };
-  assertArray(t, lax.gather(x, jnp.array([[2], [0], [5]]), rows, [1, 2]), { shape: [3, 2], dtype: 'int32', values: [5, 6, 1, 2, 5, 6] });
-  assertArray(t, lax.gather(x, jnp.array([[2], [0], [5]]), rows, [1, 2], { mode: 'fill' }), { shape: [3, 2], dtype: 'int32', values: [5, 6, 1, 2, -2147483648, -2147483648] });
-  assertArray(t, lax.gather(jnp.array([[1.5, 2]]), jnp.array([[1]]), rows, [1, 2], { mode: 'fill' }), { shape: [1, 2], dtype: 'float32', values: [NaN, NaN] });
+  assertArray(t, lax.gather(x, jnp.array([[2], [0], [5]], { dtype: 'int32' }), rows, [1, 2]), { shape: [3, 2], dtype: 'int32', values: [5, 6, 1, 2, 5, 6] });
+  assertArray(t, lax.gather(x, jnp.array([[2], [0], [5]], { dtype: 'int32' }), rows, [1, 2], { mode: 'fill' }), { shape: [3, 2], dtype: 'int32', values: [5, 6, 1, 2, -2147483648, -2147483648] });
+  assertArray(t, lax.gather(jnp.array([[1.5, 2]]), jnp.array([[1]], { dtype: 'int32' }), rows, [1, 2], { mode: 'fill' }), { shape: [1, 2], dtype: 'float32', values: [NaN, NaN] });
 });
 
 test('scatter, scatterAdd, scatterMul, scatterMin, scatterMax: repeated indices, windows, modes', (t) => {
@@ -336,10 +336,10 @@ test('scatter, scatterAdd, scatterMul, scatterMin, scatterMax: repeated indices,
     checkAgainstReference(t, () => lax.scatter(x, arr([0, 0, 3, 1], [2, 2], 'int32'), data([2, 2, 2], dtype, 38), windows), { message: `windows ${dtype}` });
   }
   const rows = { updateWindowDims: [1], insertedWindowDims: [0], scatterDimsToOperandDims: [0] };
-  assertArray(t, lax.scatterAdd(jnp.zeros([3, 2]), jnp.array([[0], [2], [0], [5]]), jnp.ones([4, 2]), rows), { shape: [3, 2], dtype: 'float32', values: [2, 2, 0, 0, 1, 1] });
-  assertArray(t, lax.scatter(jnp.zeros([3]), jnp.array([[1], [1]]), jnp.array([5, 6], { dtype: 'float32' }), { updateWindowDims: [], insertedWindowDims: [0], scatterDimsToOperandDims: [0] }), { shape: [3], dtype: 'float32', values: [0, 6, 0] });
+  assertArray(t, lax.scatterAdd(jnp.zeros([3, 2]), jnp.array([[0], [2], [0], [5]], { dtype: 'int32' }), jnp.ones([4, 2]), rows), { shape: [3, 2], dtype: 'float32', values: [2, 2, 0, 0, 1, 1] });
+  assertArray(t, lax.scatter(jnp.zeros([3]), jnp.array([[1], [1]], { dtype: 'int32' }), jnp.array([5, 6], { dtype: 'float32' }), { updateWindowDims: [], insertedWindowDims: [0], scatterDimsToOperandDims: [0] }), { shape: [3], dtype: 'float32', values: [0, 6, 0] });
   // bool scatterAdd is logical or
-  checkAgainstReference(t, () => lax.scatterAdd(jnp.array([true, false, false]), jnp.array([[1], [1], [2]]), jnp.array([true, true, false]), { updateWindowDims: [], insertedWindowDims: [0], scatterDimsToOperandDims: [0] }), { message: 'bool scatterAdd' });
+  checkAgainstReference(t, () => lax.scatterAdd(jnp.array([true, false, false]), jnp.array([[1], [1], [2]], { dtype: 'int32' }), jnp.array([true, true, false]), { updateWindowDims: [], insertedWindowDims: [0], scatterDimsToOperandDims: [0] }), { message: 'bool scatterAdd' });
 });
 
 // ---- reductions ----
@@ -412,8 +412,8 @@ test('cumulative reductions: cumsum, cumprod, cummax, cummin, forward and revers
   }
   checkAgainstReference(t, () => lax.cummax(jnp.array([true, false, true]), {}), { message: 'bool cummax' });
   checkAgainstReference(t, () => lax.cummax(jnp.array([1, NaN, 3, 2]), {}), { message: 'NaN cummax' });
-  assertArray(t, lax.cumsum(jnp.array([1, 2, 3, 4])), { shape: [4], dtype: 'int32', values: [1, 3, 6, 10] });
-  assertArray(t, lax.cumsum(jnp.array([1, 2, 3, 4]), { reverse: true }), { shape: [4], dtype: 'int32', values: [10, 9, 7, 4] });
+  assertArray(t, lax.cumsum(jnp.array([1, 2, 3, 4], { dtype: 'int32' })), { shape: [4], dtype: 'int32', values: [1, 3, 6, 10] });
+  assertArray(t, lax.cumsum(jnp.array([1, 2, 3, 4], { dtype: 'int32' }), { reverse: true }), { shape: [4], dtype: 'int32', values: [10, 9, 7, 4] });
   assertArray(t, lax.cummin(jnp.array([3, NaN, 1])), { shape: [3], dtype: 'float32', values: [3, NaN, NaN] });
 });
 
@@ -439,7 +439,7 @@ test('dotGeneral: batch dimensions, transposed operands, integer and 16-bit inpu
   checkAgainstReference(t, () => lax.dotGeneral(data([2, 3], 'int8', 56), data([3, 2], 'int8', 57), [[[1], [0]], [[], []]], { preferredElementType: 'int32' }), { message: 'int8 → int32' });
   checkAgainstReference(t, () => lax.dotGeneral(data([2, 3], 'float16', 58), data([3, 2], 'float16', 59), [[[1], [0]], [[], []]], { preferredElementType: 'float32' }), { message: 'f16 → f32' });
   checkAgainstReference(t, () => lax.dotGeneral(data([2, 3], 'bfloat16', 60), data([3, 2], 'bfloat16', 61), [[[1], [0]], [[], []]], { preferredElementType: 'float32' }), { message: 'bf16 → f32' });
-  assertArray(t, lax.dot(jnp.array([[1, 2], [3, 4]]), jnp.array([[5, 6], [7, 8]])), { shape: [2, 2], dtype: 'int32', values: [19, 22, 43, 50] });
+  assertArray(t, lax.dot(jnp.array([[1, 2], [3, 4]], { dtype: 'int32' }), jnp.array([[5, 6], [7, 8]], { dtype: 'int32' })), { shape: [2, 2], dtype: 'int32', values: [19, 22, 43, 50] });
   assertArray(t, lax.dot(jnp.array([100, 100], { dtype: 'int8' }), jnp.array([2, 1], { dtype: 'int8' })), { shape: [], dtype: 'int8', values: [44] });
   // a bool dot is "any": 300 true products must not wrap to false
   const ones = jnp.full([300], true);
@@ -453,22 +453,22 @@ test('elementwise primitives reject mismatched shapes and dtypes, and the wrong 
   const f32 = jnp.zeros([2, 3]);
   assertThrowsMentioning(t, () => lax.add(f32, jnp.zeros([3])), 'lax.add', 'shapes', '[2,3]', '[3]');
   assertThrowsMentioning(t, () => lax.mul(f32, jnp.zeros([2, 3], { dtype: 'int32' })), 'lax.mul', 'float32', 'int32');
-  assertThrowsMentioning(t, () => lax.exp(jnp.array([1])), 'lax.exp', 'floating-point', 'int32');
+  assertThrowsMentioning(t, () => lax.exp(jnp.array([1], { dtype: 'int32' })), 'lax.exp', 'floating-point', 'int32');
   assertThrowsMentioning(t, () => lax.bitwiseAnd(f32, f32), 'lax.and', 'float32');
   assertThrowsMentioning(t, () => lax.neg(jnp.array([true])), 'lax.neg', 'bool');
   assertThrowsMentioning(t, () => lax.add(jnp.array([true]), jnp.array([true])), 'lax.add', 'bool');
-  assertThrowsMentioning(t, () => lax.pow(jnp.array([2]), jnp.array([2])), 'lax.pow', 'int32');
-  assertThrowsMentioning(t, () => lax.integerPow(jnp.array([2]), -1), 'lax.integer_pow', '-1');
+  assertThrowsMentioning(t, () => lax.pow(jnp.array([2], { dtype: 'int32' }), jnp.array([2], { dtype: 'int32' })), 'lax.pow', 'int32');
+  assertThrowsMentioning(t, () => lax.integerPow(jnp.array([2], { dtype: 'int32' }), -1), 'lax.integer_pow', '-1');
   assertThrowsMentioning(t, () => lax.integerPow(jnp.array([2.5]), 1.5), 'lax.integerPow', '1.5');
   assertThrowsMentioning(t, () => lax.reducePrecision(f32, 0, 3), 'lax.reducePrecision', 'exponentBits');
-  assertThrowsMentioning(t, () => lax.reducePrecision(jnp.array([1]), 5, 10), 'lax.reduce_precision', 'int32');
+  assertThrowsMentioning(t, () => lax.reducePrecision(jnp.array([1], { dtype: 'int32' }), 5, 10), 'lax.reduce_precision', 'int32');
   assertThrowsMentioning(t, () => lax.round(f32, 'up' as never), 'lax.round', "'up'");
   assertThrowsMentioning(t, () => lax.convertElementType(f32, 'int64' as never), 'lax.convertElementType', "'int64'");
   assertThrowsMentioning(t, () => lax.select(jnp.zeros([2, 3]), f32, f32), 'lax.select_n', 'float32');
   assertThrowsMentioning(t, () => lax.select(jnp.array([true, false]), f32, f32), 'lax.select_n', '[2]', '[2,3]');
   assertThrowsMentioning(t, () => lax.selectN(jnp.array(true), f32, f32, f32), 'lax.select_n', 'bool');
   assertThrowsMentioning(t, () => lax.clamp(jnp.zeros([2]), f32, 1), 'lax.clamp', '[2]');
-  assertThrowsMentioning(t, () => lax.clamp(jnp.array(0), f32, 1), 'lax.clamp', 'int32', 'float32');
+  assertThrowsMentioning(t, () => lax.clamp(jnp.array(0, { dtype: 'int32' }), f32, 1), 'lax.clamp', 'int32', 'float32');
   assertThrowsMentioning(t, () => lax.add('x' as never, 1), 'lax.add', "'x'");
 });
 
@@ -509,16 +509,16 @@ test('indexing, reduction and dot primitives reject bad parameters', (t) => {
   const x = jnp.zeros([3, 4]);
   const rows = { offsetDims: [1], collapsedSliceDims: [0], startIndexMap: [0] };
   assertThrowsMentioning(t, () => lax.gather(x, jnp.array([[0.5]]), rows, [1, 4]), 'lax.gather', 'float32');
-  assertThrowsMentioning(t, () => lax.gather(x, jnp.array([[0, 1]]), rows, [1, 4]), 'lax.gather', 'index vector');
-  assertThrowsMentioning(t, () => lax.gather(x, jnp.array([[0]]), rows, [1, 5]), 'lax.gather', '[1,5]', '[3,4]');
-  assertThrowsMentioning(t, () => lax.gather(x, jnp.array([[0]]), rows, [2, 4]), 'lax.gather', 'collapsed');
-  assertThrowsMentioning(t, () => lax.gather(x, jnp.array([[0]]), rows, [1, 4], { mode: 'wrap' as never }), 'lax.gather', "'wrap'");
-  assertThrowsMentioning(t, () => lax.gather(x, jnp.array([[0]]), rows, [1, 4], { fill: 0 } as never), 'lax.gather', "'fill'");
+  assertThrowsMentioning(t, () => lax.gather(x, jnp.array([[0, 1]], { dtype: 'int32' }), rows, [1, 4]), 'lax.gather', 'index vector');
+  assertThrowsMentioning(t, () => lax.gather(x, jnp.array([[0]], { dtype: 'int32' }), rows, [1, 5]), 'lax.gather', '[1,5]', '[3,4]');
+  assertThrowsMentioning(t, () => lax.gather(x, jnp.array([[0]], { dtype: 'int32' }), rows, [2, 4]), 'lax.gather', 'collapsed');
+  assertThrowsMentioning(t, () => lax.gather(x, jnp.array([[0]], { dtype: 'int32' }), rows, [1, 4], { mode: 'wrap' as never }), 'lax.gather', "'wrap'");
+  assertThrowsMentioning(t, () => lax.gather(x, jnp.array([[0]], { dtype: 'int32' }), rows, [1, 4], { fill: 0 } as never), 'lax.gather', "'fill'");
   const srows = { updateWindowDims: [1], insertedWindowDims: [0], scatterDimsToOperandDims: [0] };
-  assertThrowsMentioning(t, () => lax.scatter(x, jnp.array([[0]]), jnp.zeros([1, 4], { dtype: 'int32' }), srows), 'lax.scatter', 'int32');
-  assertThrowsMentioning(t, () => lax.scatterAdd(x, jnp.array([[0], [1]]), jnp.zeros([1, 4]), srows), 'lax.scatter_add', '[1,4]');
-  assertThrowsMentioning(t, () => lax.scatter(x, jnp.array([[0]]), jnp.zeros([1, 5]), srows), 'lax.scatter', '[3,4]');
-  assertThrowsMentioning(t, () => lax.scatter(x, jnp.array([[0]]), jnp.zeros([1, 4]), srows, { mode: 'x' as never }), 'lax.scatter', "'x'");
+  assertThrowsMentioning(t, () => lax.scatter(x, jnp.array([[0]], { dtype: 'int32' }), jnp.zeros([1, 4], { dtype: 'int32' }), srows), 'lax.scatter', 'int32');
+  assertThrowsMentioning(t, () => lax.scatterAdd(x, jnp.array([[0], [1]], { dtype: 'int32' }), jnp.zeros([1, 4]), srows), 'lax.scatter_add', '[1,4]');
+  assertThrowsMentioning(t, () => lax.scatter(x, jnp.array([[0]], { dtype: 'int32' }), jnp.zeros([1, 5]), srows), 'lax.scatter', '[3,4]');
+  assertThrowsMentioning(t, () => lax.scatter(x, jnp.array([[0]], { dtype: 'int32' }), jnp.zeros([1, 4]), srows, { mode: 'x' as never }), 'lax.scatter', "'x'");
   assertThrowsMentioning(t, () => lax.reduceSum(x, [2]), 'lax.reduceSum', '2');
   assertThrowsMentioning(t, () => lax.reduceMax(x, [0, 0]), 'lax.reduce_max', 'repeated');
   assertThrowsMentioning(t, () => lax.reduceAnd(x, [0]), 'lax.reduce_and', 'float32');

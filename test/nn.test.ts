@@ -124,7 +124,7 @@ test("relu'(0) = 0 under grad, jvp and jit, as JAX's custom jvp; relu keeps NaN 
   const [, tangent] = jax.jvp(nn.relu, [jnp.array([0, 1], { dtype: 'float32' })], [jnp.array([5, 5], { dtype: 'float32' })]) as [Array, Array];
   assertArray(t, tangent, { shape: [2], dtype: 'float32', values: [0, 5] });
   assertArray(t, nn.relu(jnp.array([NaN, -1, 2])), { shape: [3], dtype: 'float32', values: [NaN, 0, 2] });
-  assertArray(t, nn.relu(jnp.array([-3, 4])), { shape: [2], dtype: 'int32', values: [0, 4] });
+  assertArray(t, nn.relu(jnp.array([-3, 4], { dtype: 'int32' })), { shape: [2], dtype: 'int32', values: [0, 4] });
 });
 
 test('activations work under jit and vmap with the eager values', (t) => {
@@ -150,9 +150,9 @@ test('softmax and logSoftmax (which stop the gradient of their max) work under j
 test('oneHot takes integer indices only and validates numClasses and axis', (t) => {
   assertThrowsMentioning(t, () => nn.oneHot(jnp.array([0.0, 1.5]), 3), 'nn.oneHot', 'integer', 'float32');
   assertThrowsMentioning(t, () => nn.oneHot(jnp.array([true]), 3), 'nn.oneHot', 'integer', 'bool');
-  assertThrowsMentioning(t, () => nn.oneHot(jnp.array([1]), -1), 'nn.oneHot', 'numClasses', '-1');
-  assertThrowsMentioning(t, () => nn.oneHot(jnp.array([1]), 2.5), 'nn.oneHot', 'numClasses');
-  assertThrowsMentioning(t, () => nn.oneHot(jnp.array([1]), 3, { axis: 2 }), 'nn.oneHot', 'axis 2');
+  assertThrowsMentioning(t, () => nn.oneHot(jnp.array([1], { dtype: 'int32' }), -1), 'nn.oneHot', 'numClasses', '-1');
+  assertThrowsMentioning(t, () => nn.oneHot(jnp.array([1], { dtype: 'int32' }), 2.5), 'nn.oneHot', 'numClasses');
+  assertThrowsMentioning(t, () => nn.oneHot(jnp.array([1], { dtype: 'int32' }), 3, { axis: 2 }), 'nn.oneHot', 'axis 2');
   assertArray(t, nn.oneHot(2, 3), { shape: [3], dtype: 'float32', values: [0, 0, 1] });
 });
 
@@ -164,8 +164,8 @@ test('bad input: unknown options, wrong option types, floating-only functions', 
   assertThrowsMentioning(t, () => nn.softmax(x, { axis: 3 }), 'axis');
   assertThrowsMentioning(t, () => nn.leakyRelu(x, { negative_slope: 0.1 } as never), 'nn.leakyRelu', "'negative_slope'");
   assertThrowsMentioning(t, () => nn.standardize(x, { algorithm: 'exact' } as never), 'nn.standardize', "'exact'");
-  assertThrowsMentioning(t, () => nn.sigmoid(jnp.array([1, 2])), 'nn.sigmoid', 'int32');
-  assertThrowsMentioning(t, () => nn.silu(jnp.array([1, 2])), 'nn.silu', 'int32');
+  assertThrowsMentioning(t, () => nn.sigmoid(jnp.array([1, 2], { dtype: 'int32' })), 'nn.sigmoid', 'int32');
+  assertThrowsMentioning(t, () => nn.silu(jnp.array([1, 2], { dtype: 'int32' })), 'nn.silu', 'int32');
 });
 
 test('nn functions free their intermediates', (t) => {

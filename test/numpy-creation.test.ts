@@ -1,7 +1,8 @@
 // jnp's array-creation functions (lib/numpy/creation.ts): values against
 // NumPy (fixtures/elementwise.json, `creation` cases, from
-// fixtures/gen_elementwise.py), JAX's default dtypes (int32 / float32 with
-// x64 off), conversions from JS data, and the errors for bad input.
+// fixtures/gen_elementwise.py), the default dtypes (JAX's int32 / float32 with
+// x64 off; arrays from JS numbers are float32, as JS has one number type),
+// conversions from JS data, and the errors for bad input.
 import test from 'ava';
 import * as fs from 'node:fs';
 import { numpy as jnp, lax } from '../lib/index.js';
@@ -45,8 +46,10 @@ test('generated arrays agree with the reference interpreter', (t) => {
   checkAgainstReference(t, () => jnp.zeros([3, 2], { dtype: 'bfloat16' }));
 });
 
-test('JAX default dtypes: int32 for integers, float32 for floats, bool for booleans', (t) => {
+test('default dtypes: float32 for JS numbers, int32 for integer arange and TypedArrays, bool for booleans', (t) => {
   t.is(dt(jnp.arange(5)), 'int32');
+  t.is(dt(jnp.arange(3)), 'int32');
+  t.is(dt(jnp.arange(1, 7, 2)), 'int32');
   t.is(dt(jnp.arange(0, 1, 0.25)), 'float32');
   t.is(dt(jnp.arange(5.5)), 'float32');
   t.is(dt(jnp.linspace(0, 1)), 'float32');
@@ -55,18 +58,31 @@ test('JAX default dtypes: int32 for integers, float32 for floats, bool for boole
   t.is(dt(jnp.empty([2])), 'float32');
   t.is(dt(jnp.eye(2)), 'float32');
   t.is(dt(jnp.tri(2)), 'float32');
-  t.is(dt(jnp.array([1, 2])), 'int32');
+  // JS has one number type: jaxon types by kind, never by value, so JS numbers make float32 arrays
+  t.is(dt(jnp.array([1, 2])), 'float32');
+  t.is(dt(jnp.array([[1, 2], [3, 4]])), 'float32');
+  t.is(dt(jnp.asarray([1, 2])), 'float32');
   t.is(dt(jnp.array([1, 2.5])), 'float32');
   t.is(dt(jnp.array([true])), 'bool');
-  t.is(dt(jnp.array([true, 2])), 'int32');
-  t.is(dt(jnp.array(5)), 'int32');
+  t.is(dt(jnp.array([[true], [false]])), 'bool');
+  t.is(dt(jnp.array([true, 2])), 'float32');
+  t.is(dt(jnp.array(5)), 'float32');
+  t.is(dt(jnp.asarray(5)), 'float32');
   t.is(dt(jnp.array(5.5)), 'float32');
   t.is(dt(jnp.array(false)), 'bool');
   t.is(dt(jnp.array([])), 'float32');
   t.is(dt(jnp.array([[], []])), 'float32');
   t.is(dt(jnp.array([NaN, Infinity])), 'float32');
-  t.is(dt(jnp.array([2 ** 31])), 'float32'); // past int32 a JS integer can only be a float
-  t.is(dt(jnp.full([2], 3)), 'int32');
+  t.is(dt(jnp.array([2 ** 31])), 'float32');
+  // a dtype or an integer TypedArray says otherwise
+  t.is(dt(jnp.array([1, 2], { dtype: 'int32' })), 'int32');
+  t.is(dt(jnp.array(5, { dtype: 'int32' })), 'int32');
+  t.is(dt(jnp.array(Int32Array.of(1, 2))), 'int32');
+  t.is(dt(jnp.asarray(Int32Array.of(1, 2))), 'int32');
+  t.is(dt(jnp.array(Uint8Array.of(1))), 'uint8');
+  t.is(dt(jnp.full([2], 3)), 'float32');
+  t.is(dt(jnp.full([2], 3, { dtype: 'int32' })), 'int32');
+  t.is(dt(jnp.full([2], jnp.arange(2))), 'int32');
   t.is(dt(jnp.full([2], 3.5)), 'float32');
   t.is(dt(jnp.full([2], true)), 'bool');
   t.is(dt(jnp.zerosLike(jnp.array([1, 2], { dtype: 'uint8' }))), 'uint8');
@@ -75,9 +91,11 @@ test('JAX default dtypes: int32 for integers, float32 for floats, bool for boole
 });
 
 test('jnp.array from nested JS arrays, scalars and TypedArrays', (t) => {
-  assertArray(t, jnp.array([[1, 2, 3], [4, 5, 6]]), { shape: [2, 3], dtype: 'int32', values: [1, 2, 3, 4, 5, 6] });
+  assertArray(t, jnp.array([[1, 2, 3], [4, 5, 6]]), { shape: [2, 3], dtype: 'float32', values: [1, 2, 3, 4, 5, 6] });
+  assertArray(t, jnp.array([[1, 2, 3], [4, 5, 6]], { dtype: 'int32' }), { shape: [2, 3], dtype: 'int32', values: [1, 2, 3, 4, 5, 6] });
   assertArray(t, jnp.array([[[true], [false]]]), { shape: [1, 2, 1], dtype: 'bool', values: [1, 0] });
-  assertArray(t, jnp.array(-3), { shape: [], dtype: 'int32', values: [-3] });
+  assertArray(t, jnp.array(-3), { shape: [], dtype: 'float32', values: [-3] });
+  assertArray(t, jnp.array(-3, { dtype: 'int32' }), { shape: [], dtype: 'int32', values: [-3] });
   assertArray(t, jnp.array([]), { shape: [0], dtype: 'float32', values: [] });
   assertArray(t, jnp.array([[], [], []]), { shape: [3, 0], dtype: 'float32', values: [] });
   assertArray(t, jnp.array(Float32Array.of(1.5, -2)), { shape: [2], dtype: 'float32', values: [1.5, -2] });
@@ -99,7 +117,7 @@ test('jnp.array from nested JS arrays, scalars and TypedArrays', (t) => {
 });
 
 test('jnp.array and jnp.asarray on Arrays: copies, conversions, weak types dropped', (t) => {
-  const x = jnp.array([1, 2, 3]);
+  const x = jnp.array([1, 2, 3], { dtype: 'int32' });
   const copy = jnp.array(x);
   t.not(copy, x);
   t.deepEqual(vals(copy), [1, 2, 3]);
@@ -119,13 +137,16 @@ test('jnp.array and jnp.asarray on Arrays: copies, conversions, weak types dropp
 });
 
 test('full, zeros, ones, empty: shapes as numbers or arrays, broadcasting fill values', (t) => {
-  assertArray(t, jnp.full(3, 7), { shape: [3], dtype: 'int32', values: [7, 7, 7] });
-  assertArray(t, jnp.full([2, 3], jnp.array([1, 2, 3])), { shape: [2, 3], dtype: 'int32', values: [1, 2, 3, 1, 2, 3] });
-  assertArray(t, jnp.full([2, 2], [[1], [2]]), { shape: [2, 2], dtype: 'int32', values: [1, 1, 2, 2] });
+  assertArray(t, jnp.full(3, 7), { shape: [3], dtype: 'float32', values: [7, 7, 7] });
+  assertArray(t, jnp.full(3, 7, { dtype: 'int32' }), { shape: [3], dtype: 'int32', values: [7, 7, 7] });
+  assertArray(t, jnp.full([2, 3], jnp.array([1, 2, 3], { dtype: 'int32' })), { shape: [2, 3], dtype: 'int32', values: [1, 2, 3, 1, 2, 3] });
+  assertArray(t, jnp.full([2, 2], [[1], [2]]), { shape: [2, 2], dtype: 'float32', values: [1, 1, 2, 2] });
+  assertArray(t, jnp.full([2, 2], Int32Array.of(1, 2)), { shape: [2, 2], dtype: 'int32', values: [1, 2, 1, 2] });
   assertArray(t, jnp.full([2], 2.5, { dtype: 'int32' }), { shape: [2], dtype: 'int32', values: [2, 2] });
   assertArray(t, jnp.full([2], jnp.array(1.5), { dtype: 'float16' }), { shape: [2], dtype: 'float16', values: [1.5, 1.5] });
   assertArray(t, jnp.full([], NaN), { shape: [], dtype: 'float32', values: [NaN] });
-  assertArray(t, jnp.full([0, 2], 1), { shape: [0, 2], dtype: 'int32', values: [] });
+  assertArray(t, jnp.full([0, 2], 1), { shape: [0, 2], dtype: 'float32', values: [] });
+  assertArray(t, jnp.full([0, 2], 1, { dtype: 'int32' }), { shape: [0, 2], dtype: 'int32', values: [] });
   assertArray(t, jnp.zeros([2, 0, 3]), { shape: [2, 0, 3], dtype: 'float32', values: [] });
   assertArray(t, jnp.zeros([]), { shape: [], dtype: 'float32', values: [0] });
   assertArray(t, jnp.ones([2, 2], { dtype: 'bool' }), { shape: [2, 2], dtype: 'bool', values: [1, 1, 1, 1] });

@@ -173,7 +173,7 @@ test('pad constantValues is converted to the array dtype and may be a 0-d Array'
 });
 
 test('repeat with counts for every element of a flattened array', (t) => {
-  assertArray(t, m.repeat(array([[1, 2], [3, 4]]), [0, 1, 0, 2]), { shape: [3], dtype: 'int32', values: [2, 4, 4] });
+  assertArray(t, m.repeat(array([[1, 2], [3, 4]], { dtype: 'int32' }), [0, 1, 0, 2]), { shape: [3], dtype: 'int32', values: [2, 4, 4] });
 });
 
 // ---- bad input ----

@@ -223,12 +223,12 @@ test('keys are checked: dtype, shape, batches, disposal', (t) => {
 
 test('seeds, data and counts are checked', (t) => {
   assertThrowsMentioning(t, () => random.key(1.5), 'random.key', 'integer', '1.5');
-  assertThrowsMentioning(t, () => random.PRNGKey(jnp.array([1, 2])), 'random.PRNGKey', 'scalar seed', 'shape [2]');
+  assertThrowsMentioning(t, () => random.PRNGKey(jnp.array([1, 2], { dtype: 'int32' })), 'random.PRNGKey', 'scalar seed', 'shape [2]');
   assertThrowsMentioning(t, () => random.key(jnp.array(1.5)), 'random.key', 'integer', 'float32');
   assertThrowsMentioning(t, () => random.key('3' as never), 'random.key', 'seed');
   assertThrowsMentioning(t, () => random.foldIn(random.key(0), -1), 'random.foldIn', '-1', 'out of bounds for uint32');
   assertThrowsMentioning(t, () => random.foldIn(random.key(0), 2 ** 32), 'random.foldIn', 'out of bounds');
-  assertThrowsMentioning(t, () => random.foldIn(random.key(0), jnp.array([1, 2])), 'random.foldIn', 'scalar', '[2]');
+  assertThrowsMentioning(t, () => random.foldIn(random.key(0), jnp.array([1, 2], { dtype: 'int32' })), 'random.foldIn', 'scalar', '[2]');
   assertThrowsMentioning(t, () => random.split(random.key(0), -1), 'random.split', 'num');
   t.deepEqual([...random.foldIn(random.key(0), 2.5).dataSync()], [...random.foldIn(random.key(0), 2).dataSync()], 'JAX truncates a float to uint32');
 });
@@ -243,10 +243,10 @@ test('shapes, dtypes and options are checked with the values named', (t) => {
   assertThrowsMentioning(t, () => random.bits(k, [2], { dtype: 'int32' }), 'random.bits', 'unsigned', 'int32');
   assertThrowsMentioning(t, () => random.randint(k, [2], 0, 10, { dtype: 'float32' }), 'random.randint', 'integer dtypes', 'float32');
   assertThrowsMentioning(t, () => random.randint(k, [2], 0, 2 ** 31), 'random.randint', 'maxval', '2147483648');
-  assertThrowsMentioning(t, () => random.randint(k, [2], jnp.array([1, 2, 3]), 5), 'random.randint', 'minval shape [3]');
-  assertThrowsMentioning(t, () => random.bernoulli(k, jnp.array([1, 0])), 'random.bernoulli', 'floating dtype', 'int32');
+  assertThrowsMentioning(t, () => random.randint(k, [2], jnp.array([1, 2, 3], { dtype: 'int32' }), 5), 'random.randint', 'minval shape [3]');
+  assertThrowsMentioning(t, () => random.bernoulli(k, jnp.array([1, 0], { dtype: 'int32' })), 'random.bernoulli', 'floating dtype', 'int32');
   assertThrowsMentioning(t, () => random.bernoulli(k, 0.5, [2], { mode: 'medium' as never }), 'random.bernoulli', "'medium'");
-  assertThrowsMentioning(t, () => random.categorical(k, jnp.array([1, 2, 3])), 'random.categorical', 'float dtype', 'int32');
+  assertThrowsMentioning(t, () => random.categorical(k, jnp.array([1, 2, 3], { dtype: 'int32' })), 'random.categorical', 'float dtype', 'int32');
   assertThrowsMentioning(t, () => random.categorical(k, jnp.array(1.5)), 'random.categorical', 'scalar');
   assertThrowsMentioning(t, () => random.categorical(k, jnp.zeros([3, 4]), { shape: [5] }), 'random.categorical', '[5]', '[3]');
   assertThrowsMentioning(t, () => random.categorical(k, jnp.zeros([3, 4]), { axis: 2 }), 'random.categorical', 'axis 2');
@@ -274,7 +274,7 @@ test('defaults: scalar float32 samples, int32 randint, bool bernoulli, shapes fr
   t.deepEqual(random.normal(k, 4).shape, [4], 'a bare number is a shape of one axis, as JAX accepts');
   const empty = random.permutation(k, 0);
   t.deepEqual([empty.shape, empty.dtype], [[0], 'int32']);
-  t.deepEqual([...random.permutation(k, jnp.array(4)).dataSync()].sort(), [0, 1, 2, 3], 'an integer scalar array is arange(n)');
+  t.deepEqual([...random.permutation(k, jnp.array(4, { dtype: 'int32' })).dataSync()].sort(), [0, 1, 2, 3], 'an integer scalar array is arange(n)');
 });
 
 // ---- statistics ----
@@ -364,7 +364,7 @@ test('vmap over split keys equals a loop over the keys', (t) => {
     const single = sample(keys.index(i));
     single.forEach((s, j) => t.deepEqual([...batched[j]!.index(i).dataSync()], [...s.dataSync()], `key ${i}, output ${j}`));
   }
-  const seeds = jnp.array([0, 1, 42, -1]);
+  const seeds = jnp.array([0, 1, 42, -1], { dtype: 'int32' });
   const fromSeeds = jax.vmap((s: Array) => random.key(s))(seeds);
   t.deepEqual(fromSeeds.tolistSync(), [[0, 0], [0, 1], [0, 42], [0, 4294967295]]);
   const folded = jax.vmap((d: Array) => random.foldIn(random.key(3), d))(jnp.array([0, 7], { dtype: 'uint32' }));
@@ -380,7 +380,7 @@ test('grad flows through the samplers’ parameters, not their keys', (t) => {
 
 test('samplers free their intermediates', (t) => {
   const key = random.key(9);
-  const [zeros34, zeros23, five] = [jnp.zeros([3, 4]), jnp.zeros([2, 3]), jnp.array(5)];
+  const [zeros34, zeros23, five] = [jnp.zeros([3, 4]), jnp.zeros([2, 3]), jnp.array(5, { dtype: 'int32' })];
   const warm = () => [
     random.split(key), random.foldIn(key, 1), random.bits(key, [4]), random.uniform(key, [4]), random.normal(key, [4], { dtype: 'bfloat16' }),
     random.bernoulli(key, 0.5, [4]), random.randint(key, [4], 0, 9, { dtype: 'uint8' }), random.permutation(key, 3000),

@@ -143,7 +143,7 @@ test('control flow compiles into the program: kernelCount and memoryAnalysis wor
       const n = jnp.tanh(jnp.multiply(h, w));
       return [n, jnp.sum(n)] as [jax.Array, jax.Array];
     }, x, jnp.ones([5, 16])) as [jax.Array, jax.Array];
-    const [, k] = jax.lax.whileLoop(([i]: [jax.Array, jax.Array]) => jnp.less(i, 3), (([i, v]: [jax.Array, jax.Array]) => [jnp.add(i, 1), jnp.add(v, 1)]) as never, [jnp.array(0), c]) as [jax.Array, jax.Array];
+    const [, k] = jax.lax.whileLoop(([i]: [jax.Array, jax.Array]) => jnp.less(i, 3), (([i, v]: [jax.Array, jax.Array]) => [jnp.add(i, 1), jnp.add(v, 1)]) as never, [jnp.array(0, { dtype: 'int32' }), c]) as [jax.Array, jax.Array];
     return jax.lax.cond(jnp.greater(jnp.sum(k), 0), (v: jax.Array) => jnp.multiply(v, 2), (v: jax.Array) => v, jnp.add(k, jnp.sum(ys)));
   };
   const x = jnp.multiply(jnp.sin(jnp.arange(16)), 0.5);
@@ -175,7 +175,7 @@ test('scan with reverse, several carries and ys, passthrough carries and length 
 
 test('while loops alternate their carry buffers and copy once at the end', (t) => {
   for (const n of [0, 1, 2, 5]) {
-    const f = (x: jax.Array) => jax.lax.whileLoop(([i]: [jax.Array, jax.Array]) => jnp.less(i, n), (([i, v]: [jax.Array, jax.Array]) => [jnp.add(i, 1), jnp.add(jnp.multiply(v, 2), i)]) as never, [jnp.array(0), x]);
+    const f = (x: jax.Array) => jax.lax.whileLoop(([i]: [jax.Array, jax.Array]) => jnp.less(i, n), (([i, v]: [jax.Array, jax.Array]) => [jnp.add(i, 1), jnp.add(jnp.multiply(v, 2), i)]) as never, [jnp.array(0, { dtype: 'int32' }), x]);
     const x = jnp.arange(4, undefined, undefined, { dtype: 'float32' });
     const [i, v] = jax.jit(f)(x) as [jax.Array, jax.Array];
     t.is(i.item(), n);

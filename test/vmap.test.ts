@@ -257,7 +257,7 @@ test('dynamic_slice: unbatched indices, batched indices (a gather), clamping and
   const ds = (a: Array, r: Array | number, c: Array | number) => lax.dynamicSlice(a, [r, c], [2, 3]);
   check(t, 'unbatched indices', (a: Array) => ds(a, 1, 2), [x], [0]);
   check(t, 'unbatched indices, batch dim 1', (a: Array) => ds(a, 4, 1), [rand([6, 4, 5], 2)], [1], 1);
-  check(t, 'unbatched array indices', (a: Array, r: Array) => ds(a, r, 1), [x, jnp.array(2)], [-1, null]);
+  check(t, 'unbatched array indices', (a: Array, r: Array) => ds(a, r, 1), [x, jnp.array(2, { dtype: 'int32' })], [-1, null]);
   check(t, 'batched index, batched operand', (a: Array, r: Array) => ds(a, r, 1), [x, i], [0, 0]);
   check(t, 'batched indices, unbatched operand', (a: Array, r: Array, c: Array) => ds(a, r, c), [rand([6, 5], 3), i, jnp.array([4, 0, 1, -1], { dtype: 'int32' })], [null, 0, 0]);
   check(t, 'batched index, operand batched in the middle', (a: Array, c: Array) => ds(a, 2, c), [rand([6, 4, 5], 4), i], [1, 0], 1);
@@ -492,7 +492,7 @@ test('vmap of control flow: scan, while (batched predicate) and cond (batched an
 test('axisSize: no mapped inputs, unbatched outputs are broadcast', (t) => {
   const out = vmap(() => jnp.arange(3), { axisSize: 2 })() as Array;
   assertArray(t, out, { shape: [2, 3], dtype: 'int32', values: [0, 1, 2, 0, 1, 2] });
-  const out2 = vmap((a: Array) => jnp.multiply(a, 2), { inAxes: null, axisSize: 3, outAxes: 1 })(jnp.array([1, 2])) as Array;
+  const out2 = vmap((a: Array) => jnp.multiply(a, 2), { inAxes: null, axisSize: 3, outAxes: 1 })(jnp.array([1, 2], { dtype: 'int32' })) as Array;
   assertArray(t, out2, { shape: [2, 3], dtype: 'int32', values: [2, 2, 2, 4, 4, 4] });
   const out3 = vmap((a: Array) => a, { axisSize: 4 })(rand([4, 2], 1)) as Array;
   t.deepEqual([...out3.shape], [4, 2]);

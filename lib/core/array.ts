@@ -10,7 +10,7 @@ import type { SingleDeviceSharding } from '../sharding/index.js';
 import { type DType, itemsize } from './dtype.js';
 import { formatArray } from './format.js';
 import { type NestedArray, type UserTypedArray, nest, unpackValues } from './host.js';
-import { ConcretizationTypeError } from './errors.js';
+import { ConcretizationTypeError, TracerBoolConversionError } from './errors.js';
 import { Storage, trackArray, untrackArray } from './memory.js';
 import type { MemoryKind, ShapedArray } from './primitives.js';
 import { sizeOf } from './shape.js';
@@ -52,7 +52,16 @@ export interface ArrayMethods {
   astype(x: Array, dtype: DType): Array;
   index(x: Array, items: IndexItem[]): Array;
   at(x: Array, items: IndexItem[]): ArrayAt;
+  /** The other jnp functions mirrored as methods (x.std(0), x.cumsum(1), x.clip(0, 1), ...), by name. */
+  more: Record<MoreMethod, (x: Array, ...args: unknown[]) => Array>;
 }
+
+export type MoreMethod =
+  | 'prod' | 'std' | 'var' | 'any' | 'all' | 'argmin' | 'cumsum' | 'cumprod' | 'squeeze' | 'ravel' | 'round' | 'clip'
+  | 'dot' | 'repeat' | 'swapaxes' | 'take' | 'copy';
+
+/** A reduction method's argument: the axis by position (x.sum(0), x.std([0, 1])) or an options object. */
+export type AxisOrOptions = number | number[] | null | object;
 
 export interface ArrayAt {
   get(options?: AtGetOptions): Array;
@@ -97,6 +106,14 @@ export function runtimeDevices(): DeviceHooks {
 
 export function registerArrayMethods(m: ArrayMethods): void {
   methods = m;
+}
+
+/** A method's axis argument as jnp's options: x.sum(0, { keepdims: true }) is jnp.sum(x, { axis: 0, keepdims: true }). */
+function axisOptions(axis: AxisOrOptions | undefined, options: object | undefined): object | undefined {
+  if (axis === undefined) return options;
+  if (axis === null || typeof axis === 'number' || globalThis.Array.isArray(axis)) return { ...(options ?? {}), axis };
+  if (options !== undefined) throw new TypeError(`Array method: pass the axis before the options object, got ${JSON.stringify(axis)} then another options object`);
+  return axis;
 }
 
 function api(): ArrayMethods {
@@ -258,6 +275,42 @@ export class Array {
     return 'Array';
   }
 
+  // ---- JS operators, iteration and item assignment (API.md, "JS operators and control flow") ----
+
+  /**
+   * What JS operators see. A concrete 0-d array is its number (`x * 2`, `x > 0`, `if (x > 0)`), like Python's
+   * float(x); a non-scalar one refuses, naming the jnp functions to use; a traced array (inside jit, grad, vmap)
+   * refuses with JAX's TracerBoolConversionError, since JS cannot trace an operator. String conversion always
+   * works (`${x}`: NumPy's str, or Traced<f32[]> for a tracer, as Python's str does).
+   */
+  [Symbol.toPrimitive](hint: 'number' | 'string' | 'default'): number | string {
+    if (hint === 'string') return this.toString();
+    const what = `${this.dtype}[${this.shape.join(',')}]`;
+    if (this.isTracer) {
+      throw new TracerBoolConversionError(
+        `Attempted conversion of a traced array ${what} to a JS number or boolean (${this}): a JS comparison, arithmetic ` +
+          `operator or condition (x > 0, x * 2, x ? a : b, while (x < y)) on a value traced by jit, grad or vmap. ` +
+          `JS operators cannot be traced: use jnp.greater / jnp.multiply / ... for arithmetic, jnp.where or lax.cond / ` +
+          `lax.whileLoop for control flow, or mark the argument static (jit's staticArgnums). See ` +
+          `https://docs.jax.dev/en/latest/errors.html#jax.errors.TracerBoolConversionError`,
+      );
+    }
+    if (this.ndim !== 0) {
+      throw new TypeError(
+        `An Array of shape ${what} cannot be converted to a JS number: JS operators do not work element-wise on Arrays. ` +
+          `Use jnp.add, jnp.subtract, jnp.multiply, jnp.divide, jnp.power, jnp.greater, jnp.less, jnp.equal ... ` +
+          `(or the methods x.add(y), x.mul(y), ...), and x.item() for the value of a size-1 array`,
+      );
+    }
+    return Number(this.item());
+  }
+
+  /** Arrays iterate over their first axis, as in JAX (`const [k1, k2] = random.split(key)`). */
+  *[Symbol.iterator](): IterableIterator<Array> {
+    if (this.ndim === 0) throw new TypeError('iteration over a 0-d array');
+    for (let i = 0; i < this.shape[0]!; i++) yield this.index(i);
+  }
+
   // ---- jnp methods ----
 
   add(y: ArrayLike): Array { return api().add(this, y); }
@@ -267,11 +320,29 @@ export class Array {
   pow(y: ArrayLike): Array { return api().power(this, y); }
   neg(): Array { return api().negative(this); }
   matmul(y: ArrayLike): Array { return api().matmul(this, y); }
-  sum(options?: object): Array { return api().sum(this, options); }
-  mean(options?: object): Array { return api().mean(this, options); }
-  max(options?: object): Array { return api().max(this, options); }
-  min(options?: object): Array { return api().min(this, options); }
-  argmax(options?: object): Array { return api().argmax(this, options); }
+  sum(axis?: AxisOrOptions, options?: object): Array { return api().sum(this, axisOptions(axis, options)); }
+  mean(axis?: AxisOrOptions, options?: object): Array { return api().mean(this, axisOptions(axis, options)); }
+  max(axis?: AxisOrOptions, options?: object): Array { return api().max(this, axisOptions(axis, options)); }
+  min(axis?: AxisOrOptions, options?: object): Array { return api().min(this, axisOptions(axis, options)); }
+  argmax(axis?: AxisOrOptions, options?: object): Array { return api().argmax(this, axisOptions(axis, options)); }
+  prod(axis?: AxisOrOptions, options?: object): Array { return api().more.prod(this, axisOptions(axis, options)); }
+  std(axis?: AxisOrOptions, options?: object): Array { return api().more.std(this, axisOptions(axis, options)); }
+  var(axis?: AxisOrOptions, options?: object): Array { return api().more.var(this, axisOptions(axis, options)); }
+  any(axis?: AxisOrOptions, options?: object): Array { return api().more.any(this, axisOptions(axis, options)); }
+  all(axis?: AxisOrOptions, options?: object): Array { return api().more.all(this, axisOptions(axis, options)); }
+  argmin(axis?: AxisOrOptions, options?: object): Array { return api().more.argmin(this, axisOptions(axis, options)); }
+  cumsum(axis?: AxisOrOptions, options?: object): Array { return api().more.cumsum(this, axisOptions(axis, options)); }
+  cumprod(axis?: AxisOrOptions, options?: object): Array { return api().more.cumprod(this, axisOptions(axis, options)); }
+  squeeze(axis?: AxisOrOptions): Array { return api().more.squeeze(this, axisOptions(axis, undefined)); }
+  ravel(): Array { return api().more.ravel(this); }
+  flatten(): Array { return api().more.ravel(this); }
+  round(decimals = 0): Array { return api().more.round(this, { decimals }); }
+  clip(min?: ArrayLike | null, max?: ArrayLike | null): Array { return api().more.clip(this, min, max); }
+  dot(y: ArrayLike): Array { return api().more.dot(this, y); }
+  repeat(repeats: number | number[], axis?: number | null): Array { return api().more.repeat(this, repeats, axis === undefined ? {} : { axis }); }
+  swapaxes(axis1: number, axis2: number): Array { return api().more.swapaxes(this, axis1, axis2); }
+  take(indices: ArrayLike, axis?: number | null): Array { return api().more.take(this, indices, axis === undefined ? {} : { axis }); }
+  copy(): Array { return api().more.copy(this); }
   reshape(shape: number | number[]): Array { return api().reshape(this, shape); }
   transpose(axes?: number[]): Array { return api().transpose(this, axes); }
   astype(dtype: DType): Array { return api().astype(this, dtype); }
@@ -281,3 +352,30 @@ export class Array {
   /** JAX's x.at[idx]: `.set(v)`, `.add(v)`, `.multiply(v)`, `.min(v)`, `.max(v)`, `.get()` return new arrays. */
   at(...items: IndexItem[]): ArrayAt { return api().at(this, items); }
 }
+
+/** How many indices x[i] covers (reads give x.index(i); writes raise JAX's immutability error); see below. */
+export const INDEXED_ACCESS_LIMIT = 1 << 16;
+
+// x[i] reads as x.index(i) and x[i] = v raises JAX's error, for i in [-64, 2^16): JS has no operator to
+// overload, so the prototype carries an accessor per index (indexed ones live in its element store, apart from
+// the methods). Without them a read gives undefined (NaN in arithmetic) and a write is silently ignored.
+function installIndexAccessors(): void {
+  const immutable = (i: number) => {
+    throw new TypeError(
+      `jaxon arrays are immutable and do not support in-place item assignment. Instead of x[${i}] = y, ` +
+        `use x = x.at(${i}).set(y) or another .at() method (add, multiply, min, max): ` +
+        'https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html',
+    );
+  };
+  const descriptors: PropertyDescriptorMap = {};
+  for (let i = -64; i < INDEXED_ACCESS_LIMIT; i++) {
+    descriptors[i] = {
+      get(this: Array) { return this.index(i); },
+      set(this: Array, _value: unknown) { immutable(i); },
+      enumerable: false,
+      configurable: false,
+    };
+  }
+  Object.defineProperties(Array.prototype, descriptors);
+}
+installIndexAccessors();

@@ -56,3 +56,8 @@ export function checkOptions(fn: string, options: unknown, allowed: readonly str
 export class ConcretizationTypeError extends Error {
   override name = 'ConcretizationTypeError';
 }
+
+/** A traced array was converted to a JS primitive: a comparison, arithmetic operator or `if` on a traced value (JAX's TracerBoolConversionError). */
+export class TracerBoolConversionError extends ConcretizationTypeError {
+  override name = 'TracerBoolConversionError';
+}

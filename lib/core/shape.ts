@@ -1,6 +1,6 @@
 // Shapes, broadcasting and axis arguments, validated at the API boundary with
 // errors that name the function and the values.
-import { ValueError, show } from './errors.js';
+import { ConcretizationTypeError, ValueError, show } from './errors.js';
 
 export type Shape = readonly number[];
 
@@ -30,6 +30,14 @@ export function shapesEqual(a: Shape, b: Shape): boolean {
 /** Validates a user-given shape (a number or an array of non-negative integers). */
 export function checkShape(fn: string, shape: unknown, arg = 'shape'): number[] {
   const dims = typeof shape === 'number' ? [shape] : shape;
+  const traced = (Array.isArray(dims) ? dims : [dims]).find((d) => typeof d === 'object' && d !== null && (d as { isTracer?: unknown }).isTracer === true);
+  if (traced !== undefined) {
+    throw new ConcretizationTypeError(
+      `${fn}: shapes must be sequences of concrete integers, but ${arg} holds the traced value ${String(traced)}: inside jit a ` +
+        `shape cannot depend on an argument's value. Mark that argument static (jit(f, { staticArgnums: [...] })), or ` +
+        `apply jit to a smaller function that takes the shape as a JS number`,
+    );
+  }
   if (!Array.isArray(dims)) throw new TypeError(`${fn}: ${arg} must be a number or an array of numbers, got ${show(shape)}`);
   for (const d of dims) {
     if (typeof d !== 'number' || !Number.isInteger(d) || d < 0) {

@@ -260,6 +260,9 @@ export function foriLoop<C>(lower: unknown, upper: unknown, bodyFun: (i: Array, 
   const fn = 'lax.foriLoop';
   checkOptions(fn, options, ['unroll']);
   if (typeof bodyFun !== 'function') throw new TypeError(`${fn}: bodyFun must be a function, got ${show(bodyFun)}`);
+  for (const [x, name] of [[lower, 'lower'], [upper, 'upper']] as const) {
+    if (typeof x === 'number' && !Number.isInteger(x)) throw new TypeError(`${fn}: ${name} must be an integer, got ${x}`);
+  }
   const lo = toArray(fn, lower, 'lower');
   const hi = toArray(fn, upper, 'upper');
   for (const [x, name] of [[lo, 'lower'], [hi, 'upper']] as const) {
@@ -272,12 +275,27 @@ export function foriLoop<C>(lower: unknown, upper: unknown, bodyFun: (i: Array, 
   const step = ([i, x]: [Array, C]): [Array, C] => [bind1('add', [i, one], {}), bodyFun(i, x)];
   const [cl, cu] = [concreteInt(lower), concreteInt(upper)];
   if (cl !== null && cu !== null) {
-    const [[, result]] = scan((c: [Array, C]) => [step(c), null], [l, init] as never, null, { length: Math.max(cu - cl, 0), unroll: options.unroll ?? 1 });
+    const [[, result]] = foriErrors(() => scan((c: [Array, C]) => [step(c), null], [l, init] as never, null, { length: Math.max(cu - cl, 0), unroll: options.unroll ?? 1 }));
     return result;
   }
   if (options.unroll !== undefined) throw new ValueError(`${fn}: unroll is only supported with concrete loop bounds`);
-  const [, result] = whileLoop(([i]: [Array, C]) => bind1('lt', [i, u], {}), step, [l, init] as never);
+  const [, result] = foriErrors(() => whileLoop(([i]: [Array, C]) => bind1('lt', [i, u], {}), step, [l, init] as never));
   return result;
+}
+
+/** foriLoop runs as a scan or a while loop over [i, val]: their carry errors are said in foriLoop's words. */
+function foriErrors<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    if (!(error instanceof TypeError) || !/^\S+ (body )?function carry input and carry output/.test(error.message)) throw error;
+    const message = error.message
+      .replace(/^\S+ (body )?function carry input and carry output/, "lax.foriLoop: bodyFun's input val and output val")
+      .replace(/input carry component carry\[1\]/g, 'input component val')
+      .replace(/output carry component/g, 'output component')
+      .replace(/the input carry is \[\*, (.*)\] but the carry output is \[\*, (.*)\]$/, 'the input val is $1 but the output val is $2');
+    throw new TypeError(message);
+  }
 }
 
 // ---- cond / switch ----

@@ -8,24 +8,60 @@ import { type DType, isFloating, isInteger } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { checkShape } from '../core/shape.js';
 import * as lax from '../lax/ops.js';
+import { stack } from './manipulation.js';
 import { dtypeOption } from './util.js';
 
 type DtypeOptions = { dtype?: DType };
 
 /** jnp.array: a new strongly typed array (always a copy of JS data; Arrays are converted, not copied, when the dtype matches). */
-export function array(data: ArrayLike, options: DtypeOptions & { copy?: boolean } = {}): Array {
+export function array(data: ArrayLike | NestedWithArrays, options: DtypeOptions & { copy?: boolean } = {}): Array {
   checkOptions('jnp.array', options, ['dtype', 'copy']);
   const dtype = dtypeOption('jnp.array', options.dtype);
   if (data instanceof Array) {
     const converted = dtype ? lax.convertElementType(data, dtype) : data.weakType ? lax.convertWeak(data, data.dtype, false) : data;
     return options.copy === false || converted !== data ? converted : lax.copy(data);
   }
-  const a = toArray('jnp.array', data, 'data', dtype);
+  if (containsArray(data)) return array(stackNested(data as NestedWithArrays), options);
+  const a = toArray('jnp.array', data as ArrayLike, 'data', dtype ?? jsNumbersDtype(data));
   return a.weakType ? lax.convertWeak(a, a.dtype, false) : a;
 }
 
+export type NestedWithArrays = Array | number | boolean | NestedWithArrays[];
+
+/**
+ * The dtype of an array made from JS numbers: JS has one number type and cannot tell 1. from 1, so it is float32
+ * (API.md, "JS numbers"), or bool when every value is a boolean; TypedArrays keep their own type.
+ */
+function jsNumbersDtype(data: unknown): DType | undefined {
+  if (typeof data === 'number') return 'float32';
+  if (!globalThis.Array.isArray(data)) return undefined;
+  let allBoolean = true;
+  let any = false;
+  const visit = (x: unknown): void => {
+    if (globalThis.Array.isArray(x)) for (const v of x) visit(v);
+    else {
+      any = true;
+      if (typeof x !== 'boolean') allBoolean = false;
+    }
+  };
+  visit(data);
+  return allBoolean && any ? 'bool' : 'float32'; // jnp.array([[], []]) is float32, as in JAX
+}
+
+function containsArray(data: unknown): boolean {
+  return globalThis.Array.isArray(data) && data.some((x) => x instanceof Array || containsArray(x));
+}
+
+/** Nested JS arrays holding Arrays (and numbers): stacked level by level, dtypes promoted as jnp.stack does. */
+function stackNested(data: NestedWithArrays): Array {
+  if (data instanceof Array) return data;
+  if (!globalThis.Array.isArray(data)) return toArray('jnp.array', data, 'data');
+  if (data.length === 0) throw new ValueError('jnp.array: an empty list cannot hold Arrays');
+  return stack(data.map(stackNested));
+}
+
 /** jnp.asarray: like array, but returns Arrays of the requested dtype as they are. */
-export function asarray(data: ArrayLike, options: DtypeOptions = {}): Array {
+export function asarray(data: ArrayLike | NestedWithArrays, options: DtypeOptions = {}): Array {
   checkOptions('jnp.asarray', options, ['dtype']);
   const dtype = dtypeOption('jnp.asarray', options.dtype);
   if (data instanceof Array) return dtype && dtype !== data.dtype ? lax.convertElementType(data, dtype) : data;
@@ -40,7 +76,7 @@ export function full(shape: number | number[], fillValue: ArrayLike, options: Dt
 /** full's body; `fn` names the public function in errors. */
 function fill(fn: string, shape: unknown, fillValue: ArrayLike, dtype: DType | undefined): Array {
   const s = checkShape(fn, shape);
-  const value = toArray(fn, fillValue, 'fillValue', fillValue instanceof Array ? undefined : dtype);
+  const value = toArray(fn, fillValue, 'fillValue', fillValue instanceof Array ? undefined : dtype ?? jsNumbersDtype(fillValue));
   const v = dtype ? lax.convertElementType(value, dtype) : lax.convertWeak(value, value.dtype, false);
   if (v.ndim > s.length || v.shape.some((d, i) => d !== 1 && d !== s[i + s.length - v.ndim])) {
     throw new ValueError(`${fn}: fillValue of shape ${show(v.shape)} cannot be broadcast to ${show(s)}`);

@@ -4,11 +4,12 @@
 // an index array becomes one lax.gather (one lax.scatter for updates), built
 // like JAX's index_to_gather in jax/_src/numpy/indexing.py. Out-of-bounds
 // index arrays follow JAX: clamped when reading, dropped when updating.
-// Static integer indices out of bounds are an IndexError, as in NumPy.
+// Static integer indices out of bounds are treated the same way (jnp.arange(10)[11] is 9, as JAX's Common
+// Gotchas shows), unlike NumPy's IndexError.
 import { Array, type ArrayAt, type ArrayLike, type AtGetOptions, type AtUpdateOptions, type IndexItem } from '../core/array.js';
 import { arrayFromValues } from '../core/bind.js';
 import { toArray } from '../core/coerce.js';
-import { type DType, isInteger, isUnsigned } from '../core/dtype.js';
+import { type DType, isFloating, isInteger, isUnsigned } from '../core/dtype.js';
 import { IndexError, ValueError, checkOptions, show } from '../core/errors.js';
 import type { GatherDimensionNumbers, GatherMode } from '../core/primitives.js';
 import { broadcastShapes, normalizeAxis, shapesEqual, sizeOf } from '../core/shape.js';
@@ -33,11 +34,11 @@ function isIndexArrayData(item: unknown): boolean {
 function checkIndexArray(fn: string, a: Array, position: number): Array {
   if (a.dtype === 'bool') {
     throw new IndexError(
-      `${fn}: the boolean mask at position ${position} (shape ${show(a.shape)}) gives a result whose shape depends on its values, ` +
-        `which JAX does not support; use jnp.where(mask, x, other) to select values, or an integer index array`,
+      `${fn}: the boolean mask at position ${position} (shape ${show(a.shape)}) is traced, so the result's shape would depend on its values ` +
+        `(JAX's NonConcreteBooleanIndexError); use jnp.where(mask, x, other) to select values, or index outside jit`,
     );
   }
-  if (!isInteger(a.dtype)) throw new TypeError(`${fn}: index arrays must have an integer dtype, got ${a.dtype} at position ${position}`);
+  if (!isInteger(a.dtype)) throw new TypeError(`${fn}: index arrays must have an integer dtype, got ${a.dtype} at position ${position}${isFloating(a.dtype) ? FLOAT_INDEX_HINT : ''}`);
   return a;
 }
 
@@ -81,6 +82,50 @@ function parseItem(fn: string, item: unknown, position: number): Item {
   );
 }
 
+/** Axes an index item consumes (a boolean mask: its rank). */
+function axesOf(item: unknown): number {
+  if (item === 'newaxis' || item === '...') return 0;
+  if (item instanceof Array && item.dtype === 'bool') return Math.max(item.ndim, 1);
+  return 1;
+}
+
+/**
+ * A boolean mask on a concrete array becomes the integer index arrays of its true positions (NumPy's
+ * x[mask] is x[mask.nonzero()]), so x.index(jnp.less(x, 0)) works outside jit; under jit the result's shape
+ * would depend on values, which stays JAX's error. The mask must have the shape of the axes it indexes.
+ */
+function expandMasks(fn: string, shape: readonly number[], given: readonly unknown[]): unknown[] {
+  // nested JS booleans are a mask too
+  const hasBoolean = (x: unknown): boolean => typeof x === 'boolean' || (globalThis.Array.isArray(x) && x.some(hasBoolean));
+  const raw = given.map((item, i) => (isIndexArrayData(item) && hasBoolean(item) ? toArray(fn, item, `index ${i}`) : item));
+  if (!raw.some((item) => item instanceof Array && item.dtype === 'bool' && !item.isTracer)) return [...raw];
+  const ellipsis = raw.indexOf('...');
+  const out: unknown[] = [];
+  raw.forEach((item, position) => {
+    if (!(item instanceof Array && item.dtype === 'bool' && !item.isTracer)) {
+      out.push(item);
+      return;
+    }
+    const before = ellipsis >= 0 && ellipsis < position
+      ? shape.length - raw.slice(position).reduce((n: number, r) => n + axesOf(r), 0)
+      : raw.slice(0, position).reduce((n: number, r) => n + axesOf(r), 0);
+    const mask = item;
+    const axes = shape.slice(before, before + mask.ndim);
+    if (mask.ndim === 0 || axes.length !== mask.ndim || axes.some((d, i) => d !== mask.shape[i])) {
+      throw new IndexError(`${fn}: the boolean mask at position ${position} has shape ${show(mask.shape)}, which does not match the indexed axes ${show(axes)} of an array of shape ${show(shape)}`);
+    }
+    const flags = mask.dataSync();
+    const coords: number[][] = mask.shape.map(() => []);
+    const strides = mask.shape.map((_, i) => mask.shape.slice(i + 1).reduce((a, b) => a * b, 1));
+    flags.forEach((f, flat) => {
+      if (!f) return;
+      strides.forEach((st, i) => coords[i]!.push(Math.floor(flat / st) % mask.shape[i]!));
+    });
+    for (const c of coords) out.push(arrayFromValues(c, [c.length], 'int32'));
+  });
+  return out;
+}
+
 interface ParsedIndex {
   items: Item[]; // no ellipsis; one slice/int/array per axis of x, plus newaxis entries
   hasArray: boolean;
@@ -91,7 +136,7 @@ interface ParsedIndex {
 function parseIndex(fn: string, shape: readonly number[], raw: readonly unknown[]): ParsedIndex {
   const ndim = shape.length;
   if (!globalThis.Array.isArray(raw)) throw new TypeError(`${fn}: indices must be a list of index items, got ${show(raw)}`);
-  const parsed = raw.map((item, i) => parseItem(fn, item, i));
+  const parsed = expandMasks(fn, shape, raw).map((item, i) => parseItem(fn, item, i));
   const ellipses = parsed.filter((p) => p.kind === 'ellipsis').length;
   if (ellipses > 1) throw new IndexError(`${fn}: an index can only have a single ellipsis ('...'), got ${ellipses}`);
   const consumed = parsed.filter((p) => p.kind === 'int' || p.kind === 'slice' || p.kind === 'array').length;
@@ -123,10 +168,8 @@ function canonicalSlice(item: Extract<Item, { kind: 'slice' }>, size: number): {
   return { start, step, count: start > stop ? Math.ceil((start - stop) / -step) : 0 };
 }
 
-/** A static integer index made non-negative; out of bounds is an IndexError unless `strict` is off (an explicit mode). */
-function staticIndex(fn: string, value: number, size: number, axis: number, strict: boolean): number {
-  const inBounds = value >= -size && value < size;
-  if (!inBounds && strict) throw new IndexError(`${fn}: index ${value} is out of bounds for axis ${axis} with size ${size}`);
+/** A static integer index made non-negative when it is in [-size, 0); out-of-bounds values stay out of bounds (clamped or dropped later, as JAX does). */
+function staticIndex(value: number, size: number): number {
   return value < 0 && value >= -size ? value + size : value;
 }
 
@@ -146,7 +189,9 @@ function basicIndex(fn: string, x: Array, items: Item[]): Array {
     }
     const size = x.shape[axis]!;
     if (item.kind === 'int') {
-      const v = staticIndex(fn, item.value, size, axis, true);
+      // JAX clamps an out-of-bounds read (jnp.arange(10)[11] is 9): something must be returned
+      if (size === 0) throw new IndexError(`${fn}: index ${item.value} is out of bounds for axis ${axis} with size 0`);
+      const v = Math.min(Math.max(staticIndex(item.value, size), 0), size - 1);
       start.push(v);
       limit.push(v + 1);
       strides.push(1);
@@ -207,7 +252,7 @@ function normalizeIndexArray(a: Array, size: number): Array {
   return lax.select(lax.lt(i, 0), lax.add(i, size), i);
 }
 
-function indexToGather(fn: string, x: Array, index: ParsedIndex, strict: boolean): Indexer {
+function indexToGather(fn: string, x: Array, index: ParsedIndex): Indexer {
   const { items } = index;
   const advancedPositions: number[] = [];
   const advanced: { array: Array; axis: number }[] = [];
@@ -216,7 +261,7 @@ function indexToGather(fn: string, x: Array, index: ParsedIndex, strict: boolean
     items.forEach((item, pos) => {
       if (item.kind === 'int') {
         advancedPositions.push(pos);
-        advanced.push({ array: int32Constant([staticIndex(fn, item.value, x.shape[axis]!, axis, strict)], []), axis });
+        advanced.push({ array: int32Constant([staticIndex(item.value, x.shape[axis]!)], []), axis });
       } else if (item.kind === 'array') {
         advancedPositions.push(pos);
         advanced.push({ array: normalizeIndexArray(item.array, x.shape[axis]!), axis });
@@ -264,7 +309,7 @@ function indexToGather(fn: string, x: Array, index: ParsedIndex, strict: boolean
     }
     const size = x.shape[xAxis]!;
     if (item.kind === 'int') {
-      components.push({ array: int32Constant([staticIndex(fn, item.value, size, xAxis, strict)], []), start: batchShape.length });
+      components.push({ array: int32Constant([staticIndex(item.value, size)], []), start: batchShape.length });
       collapsedSliceDims.push(xAxis);
       gatherSliceShape.push(1);
       startIndexMap.push(xAxis);
@@ -326,8 +371,8 @@ function checkEmptyAxes(fn: string, x: Array, ix: Indexer): void {
   });
 }
 
-function gatherIndex(fn: string, x: Array, index: ParsedIndex, mode: GatherMode, fillValue: number | null, strict: boolean): Array {
-  const ix = indexToGather(fn, x, index, strict);
+function gatherIndex(fn: string, x: Array, index: ParsedIndex, mode: GatherMode, fillValue: number | null): Array {
+  const ix = indexToGather(fn, x, index);
   if (sizeOf(ix.sliceShape) === 0) return lax.convertWeak(zerosOf(fn, x.dtype, ix.sliceShape), x.dtype, x.weakType);
   checkEmptyAxes(fn, x, ix);
   const indices = gatherIndices(ix);
@@ -339,13 +384,16 @@ function asOperand(fn: string, x: unknown): Array {
   return toArray(fn, x, 'x');
 }
 
-/** x[...items], NumPy/JAX indexing. Index arrays out of bounds are clamped (JAX); static integers out of bounds throw. */
+/** x[...items], NumPy/JAX indexing. Indices out of bounds, static or not, are clamped (JAX). */
+/** Said after an error about float index arrays. */
+const FLOAT_INDEX_HINT = " (arrays made from JS numbers are float32: pass { dtype: 'int32' }, an Int32Array or jnp.arange)";
+
 export function index(x: ArrayLike, items: readonly IndexItem[]): Array {
   const fn = 'Array.index';
   const xa = asOperand(fn, x);
   const parsed = parseIndex(fn, xa.shape, items);
   if (!parsed.hasArray) return basicIndex(fn, xa, parsed.items);
-  return gatherIndex(fn, xa, parsed, 'clip', null, true);
+  return gatherIndex(fn, xa, parsed, 'clip', null);
 }
 
 // ---- x.at[idx] ----
@@ -376,12 +424,12 @@ const SCATTER = { set: lax.scatter, add: lax.scatterAdd, multiply: lax.scatterMu
 function scatterUpdate(fn: string, x: Array, rawItems: readonly IndexItem[], value: ArrayLike, combine: Combine, options: AtUpdateOptions): Array {
   checkOptions(fn, options, ['mode', 'indicesAreSorted', 'uniqueIndices']);
   const requested = checkMode(fn, options.mode);
-  const strict = requested === undefined || requested === 'promise_in_bounds';
+  // out-of-bounds updates are dropped (JAX's default), static integers included; mode 'clip' clamps them
   const mode: GatherMode = requested === 'clip' ? 'clip' : 'fill';
   const parsed = parseIndex(fn, x.shape, rawItems);
   const v = value instanceof Array || typeof value === 'number' || typeof value === 'boolean' ? value : toArray(fn, value, 'value');
   if (v instanceof Array && !v.isTracer) v.storage(fn);
-  const ix = indexToGather(fn, x, parsed, strict);
+  const ix = indexToGather(fn, x, parsed);
   if (sizeOf(ix.sliceShape) === 0) return x;
   checkEmptyAxes(fn, x, ix);
 
@@ -436,9 +484,9 @@ class IndexUpdateRef implements ArrayAt {
     const parsed = parseIndex(fn, this.#x.shape, this.#items);
     if (requested === undefined || requested === 'promise_in_bounds') {
       if (!parsed.hasArray) return basicIndex(fn, this.#x, parsed.items);
-      return gatherIndex(fn, this.#x, parsed, 'clip', null, true);
+      return gatherIndex(fn, this.#x, parsed, 'clip', null);
     }
-    return gatherIndex(fn, this.#x, parsed, requested === 'clip' ? 'clip' : 'fill', fillValue === null ? null : Number(fillValue), false);
+    return gatherIndex(fn, this.#x, parsed, requested === 'clip' ? 'clip' : 'fill', fillValue === null ? null : Number(fillValue));
   }
 
   /** x with x[idx] = value; with repeated indices the last update wins on the CPU (JAX leaves the order unspecified). */
@@ -474,7 +522,7 @@ export function at(x: ArrayLike, items: readonly IndexItem[]): ArrayAt {
 
 function integerIndices(fn: string, indices: ArrayLike): Array {
   const idx = toArray(fn, indices, 'indices');
-  if (!isInteger(idx.dtype)) throw new TypeError(`${fn}: indices must have an integer dtype, got ${idx.dtype}`);
+  if (!isInteger(idx.dtype)) throw new TypeError(`${fn}: indices must have an integer dtype, got ${idx.dtype}${isFloating(idx.dtype) ? FLOAT_INDEX_HINT : ''}`);
   return idx;
 }
 

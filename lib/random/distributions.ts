@@ -420,7 +420,7 @@ export function permutation(key: Key, x: ArrayLike, options: PermutationOptions 
     if (xa === null) {
       n = x as number;
     } else {
-      if (!isInteger(xa.dtype)) throw new TypeError(`${fn}: x must be an integer or at least 1-dimensional, got a ${xa.dtype} scalar`);
+      if (!isInteger(xa.dtype)) throw new TypeError(`${fn}: x must be an integer or at least 1-dimensional, got a ${xa.dtype} scalar (arrays made from JS numbers are float32: pass { dtype: 'int32' }, an Int32Array or jnp.arange)`);
       n = xa.item() as number;
     }
     if (!Number.isInteger(n)) throw new TypeError(`${fn}: x must be an integer or at least 1-dimensional, got ${n}`);

@@ -36,7 +36,7 @@ function seedToKey(fn: string, seed: unknown): Key {
   }
   if (seed instanceof Array) {
     if (seed.ndim !== 0) throw new TypeError(`${fn}: accepts a scalar seed, but was given an array of shape ${show(seed.shape)}; use jax.vmap for batching`);
-    if (!isInteger(seed.dtype)) throw new TypeError(`${fn}: seed must be an integer, got an array of dtype ${seed.dtype}`);
+    if (!isInteger(seed.dtype)) throw new TypeError(`${fn}: seed must be an integer, got an array of dtype ${seed.dtype} (arrays made from JS numbers are float32: pass { dtype: 'int32' }, an Int32Array or jnp.arange)`);
     return seedKey(seed);
   }
   throw new TypeError(`${fn}: seed must be an integer or an integer scalar Array, got ${show(seed)}`);

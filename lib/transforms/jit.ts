@@ -5,7 +5,7 @@
 // (arguments are tracers, or a jit is tracing) the jaxpr is evaluated by
 // binding its equations, so grad(jit(f)), vmap(jit(f)) and jit(jit(f))
 // compose. Donated arguments are unusable after the call.
-import { Array } from '../core/array.js';
+import { Array, type ArrayLike } from '../core/array.js';
 import { isArrayLike, toArray } from '../core/coerce.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { flatten, type PyTree, type TreeDef, treeDefToString, unflatten } from '../core/pytree.js';
@@ -23,6 +23,8 @@ import { Lowered, type Platform } from './stages.js';
 
 export interface JitOptions {
   staticArgnums?: number | number[];
+  /** Parameters to treat as static, by name (found in fn's source, as JAX finds them in its signature). */
+  staticArgnames?: string | string[];
   donateArgnums?: number | number[];
   inShardings?: unknown;
   outShardings?: unknown;
@@ -41,16 +43,21 @@ interface CacheEntry {
   movedConsts: Map<Device, Array[]>;
 }
 
+/** What a call may pass where fn takes an Array: anything jnp converts (a JS number, nested arrays, a TypedArray). */
+type Loosen<T> = T extends Array ? ArrayLike : T;
+type LoosenAll<T extends readonly unknown[]> = { [K in keyof T]: Loosen<T[K]> };
+export type JittedArgs<F extends (...args: never[]) => unknown> = LoosenAll<Parameters<F>>;
+
 export interface Jitted<F extends (...args: never[]) => unknown> {
-  (...args: Parameters<F>): ReturnType<F>;
+  (...args: JittedArgs<F>): ReturnType<F>;
   /** The traced program for these arguments (cached like a call would be). */
-  trace(...args: Parameters<F>): ClosedJaxpr;
+  trace(...args: JittedArgs<F>): ClosedJaxpr;
   /** Number of distinct signatures traced so far. */
   readonly cacheSize: number;
   /** The compiled program for these arguments (compiled and cached like a call would be). */
-  executable(...args: Parameters<F>): ProgramExecutable;
+  executable(...args: JittedArgs<F>): ProgramExecutable;
   /** Number of kernel launch sites in the compiled program for these arguments (a loop body's kernels count once). */
-  kernelCount(...args: Parameters<F>): number;
+  kernelCount(...args: JittedArgs<F>): number;
   /** Traces for these arguments (arrays, or ShapeDtypeStructs: nothing is allocated) and lowers for a platform (default: the default device's; 'cuda' works without a GPU). */
   lower(...args: [...unknown[]]): Lowered;
 }
@@ -122,16 +129,85 @@ function isLowerOptions(x: unknown): x is { platform?: unknown } {
   return typeof x === 'object' && x !== null && !(x instanceof Array) && !globalThis.Array.isArray(x) && !isShapeDtypeLike(x) && 'platform' in x;
 }
 
+// Traces are cached per function object, as JAX caches them per function: jit(f) twice shares them (the Gotchas
+// tutorial's side-effect example prints once). Shardings are compared by identity, so only option sets without
+// them share.
+const caches = new WeakMap<object, Map<string, Map<string, CacheEntry>>>();
+
+function sharedCache(fn: object, options: JitOptions, staticArgnums: number[], donateArgnums: number[]): Map<string, CacheEntry> {
+  if (options.inShardings !== undefined || options.outShardings !== undefined) return new Map();
+  const key = `${staticArgnums.join(',')}|${donateArgnums.join(',')}`;
+  let byOptions = caches.get(fn);
+  if (!byOptions) caches.set(fn, (byOptions = new Map()));
+  let cache = byOptions.get(key);
+  if (!cache) byOptions.set(key, (cache = new Map()));
+  return cache;
+}
+
+/** The parameter names of a function, from its source (null for a destructured or rest parameter). */
+export function parameterNames(fn: (...args: never[]) => unknown): (string | null)[] {
+  const source = Function.prototype.toString.call(fn);
+  const open = source.indexOf('(');
+  const arrow = source.indexOf('=>');
+  // `x => ...` has no parentheses around its one parameter
+  if (arrow >= 0 && (open < 0 || open > arrow)) return [source.slice(0, arrow).replace(/^async\s+/, '').trim()];
+  let depth = 0;
+  let current = '';
+  const params: string[] = [];
+  for (let i = open + 1; i < source.length; i++) {
+    const c = source[i]!;
+    if ('([{'.includes(c)) depth++;
+    if (')]}'.includes(c)) {
+      if (depth === 0) break;
+      depth--;
+    }
+    if (c === ',' && depth === 0) {
+      params.push(current);
+      current = '';
+    } else current += c;
+  }
+  if (current.trim() !== '') params.push(current);
+  return params.map((p) => {
+    const name = /^\s*([A-Za-z_$][\w$]*)\s*(=[^>]|:|$)/.exec(p);
+    return name ? name[1]! : null;
+  });
+}
+
+/** jit's staticArgnames as positions: JS has no keyword arguments, so a name picks the parameter of that name. */
+function argnumsOfNames(fn: (...args: never[]) => unknown, names: unknown): number[] {
+  if (names === undefined) return [];
+  const list = typeof names === 'string' ? [names] : names;
+  if (!globalThis.Array.isArray(list) || !list.every((n) => typeof n === 'string')) {
+    throw new TypeError(`jax.jit: staticArgnames must be a string or an array of strings, got ${show(names)}`);
+  }
+  const params = parameterNames(fn);
+  return list.map((name) => {
+    const i = params.indexOf(name);
+    if (i < 0) throw new ValueError(`jax.jit: staticArgnames names '${name}', which is not a parameter of fn (its parameters: ${params.map((p) => p ?? '<destructured>').join(', ') || 'none'})`);
+    return i;
+  });
+}
+
+/** `traced` (an argument as the traced function receives it) with the JS booleans of `original` put back. */
+function withBooleans(traced: unknown, original: unknown): unknown {
+  if (typeof original === 'boolean') return original;
+  if (globalThis.Array.isArray(original) && globalThis.Array.isArray(traced)) return traced.map((t, i) => withBooleans(t, original[i]));
+  if (original !== null && typeof original === 'object' && Object.getPrototypeOf(original) === Object.prototype && traced !== null && typeof traced === 'object') {
+    return Object.fromEntries(Object.entries(traced).map(([k, v]) => [k, withBooleans(v, (original as Record<string, unknown>)[k])]));
+  }
+  return traced;
+}
+
 export function jit<F extends (...args: never[]) => unknown>(fn: F, options: JitOptions = {}): Jitted<F> {
-  checkOptions('jax.jit', options, ['staticArgnums', 'donateArgnums', 'inShardings', 'outShardings']);
+  checkOptions('jax.jit', options, ['staticArgnums', 'staticArgnames', 'donateArgnums', 'inShardings', 'outShardings']);
   const shardings = jitShardings('jax.jit', options.inShardings, options.outShardings);
   if (typeof fn !== 'function') throw new TypeError(`jax.jit: fn must be a function, got ${show(fn)}`);
-  const staticArgnums = indexList('jax.jit', options.staticArgnums, 'staticArgnums');
+  const staticArgnums = [...new Set([...indexList('jax.jit', options.staticArgnums, 'staticArgnums'), ...argnumsOfNames(fn, options.staticArgnames)])];
   const donateArgnums = indexList('jax.jit', options.donateArgnums, 'donateArgnums');
   for (const d of donateArgnums) {
     if (staticArgnums.includes(d)) throw new ValueError(`jax.jit: argument ${d} cannot be both static and donated`);
   }
-  const cache = new Map<string, CacheEntry>();
+  const cache = sharedCache(fn, options, staticArgnums, donateArgnums);
 
   const prepare = (args: unknown[], abstract = false) => {
     const normalize = (i: number) => (i < 0 ? i + args.length : i);
@@ -150,7 +226,10 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
       return toArray('jax.jit', l, `argument leaf ${i}`);
     });
     const avals = arrays.map((a, i) => a?.aval ?? structAval(leaves[i] as ShapeDtypeLike, i));
-    const key = `${treeDefToString(inTree)}|${avals.map(avalKey).join(';')}|${[...statics].sort().map((i) => `${i}=${staticKey(args[i], i)}`).join(';')}`;
+    // JS booleans are static wherever they sit (a traced one would be truthy in `flag ? a : b`, a silent wrong
+    // branch JS gives no way to trap): their values key the cache and the function sees them as they are
+    const booleans = leaves.map((l) => (l === true ? 'T' : l === false ? 'F' : '')).join('');
+    const key = `${treeDefToString(inTree)}|${avals.map(avalKey).join(';')}|${[...statics].sort().map((i) => `${i}=${staticKey(args[i], i)}`).join(';')}|${booleans}`;
     const leavesPerArg = dynamic.map((d) => flatten(d as PyTree)[0].length);
     const donatedArgs = new Set(donateArgnums.map(normalize));
     const donated = new Set<number>();
@@ -165,7 +244,7 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
       // inShardings / outShardings act inside the program: device_puts at its inputs and outputs (jit-shardings.ts)
       const call = (...dyn: unknown[]) => {
         const placed = shardings.placeArguments(dyn, args, statics);
-        return shardings.placeOutputs(fn(...(args.map((a, i) => (statics.has(i) ? a : placed[i])) as never[])));
+        return shardings.placeOutputs(fn(...(args.map((a, i) => (statics.has(i) ? a : withBooleans(placed[i], a))) as never[])));
       };
       const { flat, outTree } = flattenFunction(call as never, inTree);
       const closed = traceToJaxpr(flat, avals);

@@ -273,7 +273,15 @@ function valueAndGradImpl(name: string, fn: (...args: never[]) => unknown, optio
  * output with respect to the chosen arguments (pytrees of floating arrays).
  * With hasAux, fn returns [output, aux] and the result is [gradient, aux].
  */
-export function grad(fn: (...args: never[]) => unknown, options: GradOptions = {}): (...args: unknown[]) => unknown {
+/** grad's argnums may come by position, as JAX's habit has it: grad(f, 1), grad(f, [0, 1], { hasAux }). */
+function gradOptions(argnums: number | number[] | GradOptions | undefined, options: GradOptions | undefined): GradOptions {
+  if (typeof argnums === 'number' || globalThis.Array.isArray(argnums)) return { ...(options ?? {}), argnums };
+  if (options !== undefined) throw new TypeError(`jax.grad: a second options object needs argnums before it (grad(f, argnums, options)), got ${show(argnums)} then ${show(options)}`);
+  return argnums ?? {};
+}
+
+export function grad(fn: (...args: never[]) => unknown, argnumsOrOptions?: number | number[] | GradOptions, maybeOptions?: GradOptions): (...args: unknown[]) => unknown {
+  const options = gradOptions(argnumsOrOptions, maybeOptions);
   const impl = valueAndGradImpl('jax.grad', fn, options, false);
   return (...args) => {
     const { grads, aux } = impl(...args);
@@ -282,7 +290,8 @@ export function grad(fn: (...args: never[]) => unknown, options: GradOptions = {
 }
 
 /** jax.valueAndGrad: [value, gradient], or [[value, aux], gradient] with hasAux. */
-export function valueAndGrad(fn: (...args: never[]) => unknown, options: GradOptions = {}): (...args: unknown[]) => [unknown, unknown] {
+export function valueAndGrad(fn: (...args: never[]) => unknown, argnumsOrOptions?: number | number[] | GradOptions, maybeOptions?: GradOptions): (...args: unknown[]) => [unknown, unknown] {
+  const options = gradOptions(argnumsOrOptions, maybeOptions);
   const impl = valueAndGradImpl('jax.valueAndGrad', fn, options, true);
   return (...args) => {
     const { value, grads, aux } = impl(...args);

@@ -167,7 +167,17 @@ function inconsistentSizes(mapped: { size: number; axis: number; path: string; x
  * rather than a loop. Like a jnp function, it disposes the arrays it made
  * that are not part of its result.
  */
-export function vmap<F extends (...args: never[]) => unknown>(fn: F, options: VmapOptions = {}): (...args: Parameters<F>) => ReturnType<F> {
+/** vmap(f, inAxes, outAxes, options?) as JAX's habit has it, or vmap(f, { inAxes, outAxes, axisSize }). */
+export function vmap<F extends (...args: never[]) => unknown>(
+  fn: F,
+  inAxesOrOptions?: VmapOptions | VmapOptions['inAxes'],
+  outAxesArg?: VmapOptions['outAxes'],
+  rest?: Omit<VmapOptions, 'inAxes' | 'outAxes'>,
+): (...args: Parameters<F>) => ReturnType<F> {
+  const positional = inAxesOrOptions === null || typeof inAxesOrOptions === 'number' || globalThis.Array.isArray(inAxesOrOptions) || outAxesArg !== undefined;
+  const options: VmapOptions = positional
+    ? { ...(rest ?? {}), ...(inAxesOrOptions !== undefined ? { inAxes: inAxesOrOptions as VmapOptions['inAxes'] } : {}), ...(outAxesArg !== undefined ? { outAxes: outAxesArg } : {}) }
+    : ((inAxesOrOptions as VmapOptions | undefined) ?? {});
   checkOptions('jax.vmap', options, ['inAxes', 'outAxes', 'axisSize']);
   if (typeof fn !== 'function') throw new TypeError(`jax.vmap: fn must be a function, got ${show(fn)}`);
   const inAxes = options.inAxes === undefined ? 0 : options.inAxes;

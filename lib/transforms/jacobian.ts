@@ -1,0 +1,178 @@
+// jax.jacfwd, jax.jacrev (jax.jacobian) and jax.hessian, built as JAX builds
+// them: forward mode pushes a basis of tangents through jvp under vmap,
+// reverse mode pulls a basis of cotangents back through vjp under vmap. The
+// result has the outputs' structure, each leaf holding the differentiated
+// arguments' structure (one argument, or a list for a list of argnums), each
+// array of shape out.shape + in.shape, as in JAX.
+import { Array } from '../core/array.js';
+import { toArray } from '../core/coerce.js';
+import { isFloating } from '../core/dtype.js';
+import { ValueError, checkOptions, show } from '../core/errors.js';
+import { flatten, numLeaves, type PyTree, type TreeDef, unflatten } from '../core/pytree.js';
+import { bind1 } from '../core/bind.js';
+import type { DType } from '../core/dtype.js';
+import { jvp } from './jvp.js';
+import { vjp, vjpWithAux } from './vjp.js';
+import { vmap } from './vmap.js';
+
+// the few lax operations this file needs, bound directly (transforms sit below lax)
+const lax = {
+  iota: (shape: number[], dimension: number) => bind1('iota', [], { dtype: 'int32', shape, dimension }),
+  eq: (a: Array, b: Array) => bind1('eq', [a, b], {}),
+  convertElementType: (x: Array, newDtype: DType) => bind1('convert_element_type', [x], { newDtype, weakType: false }),
+  reshape: (x: Array, newSizes: number[]) => bind1('reshape', [x], { newSizes }),
+  broadcastInDim: (x: Array, shape: number[], broadcastDimensions: number[]) => bind1('broadcast_in_dim', [x], { shape, broadcastDimensions }),
+  transpose: (x: Array, permutation: number[]) => bind1('transpose', [x], { permutation }),
+};
+
+export interface JacobianOptions {
+  /** Which positional arguments to differentiate (default 0); a list gives a list per output leaf. */
+  argnums?: number | number[];
+  /** fn returns [output, aux]; aux comes back beside the Jacobian. */
+  hasAux?: boolean;
+}
+
+type Fn = (...args: never[]) => unknown;
+
+function jacobianOptions(fn: string, argnums: number | number[] | JacobianOptions | undefined, options: JacobianOptions | undefined): JacobianOptions {
+  const o = typeof argnums === 'number' || globalThis.Array.isArray(argnums) ? { ...(options ?? {}), argnums } : (argnums ?? {});
+  checkOptions(fn, o, ['argnums', 'hasAux']);
+  return o;
+}
+
+/** The argnums as a list, checked against the call; `single` when one int was given. */
+function argnumList(fn: string, argnums: number | number[] | undefined, count: number): { nums: number[]; single: boolean } {
+  const single = !globalThis.Array.isArray(argnums);
+  const nums = (single ? [argnums ?? 0] : argnums) as number[];
+  for (const n of nums) {
+    if (!Number.isInteger(n) || n < -count || n >= count) throw new ValueError(`${fn}: argnums ${show(argnums)} is out of range for a call with ${count} arguments`);
+  }
+  return { nums: nums.map((n) => (n < 0 ? n + count : n)), single };
+}
+
+/** fn of the differentiated arguments only, the others fixed at their values. */
+function partial(f: Fn, args: unknown[], nums: number[]): (...diff: unknown[]) => unknown {
+  return (...diff: unknown[]) => {
+    const all = [...args];
+    nums.forEach((n, i) => (all[n] = diff[i]));
+    return (f as (...a: unknown[]) => unknown)(...all);
+  };
+}
+
+function floatLeaves(fn: string, what: string, leaves: Array[]): void {
+  for (const l of leaves) {
+    if (!isFloating(l.dtype)) throw new TypeError(`${fn}: ${what} must have a floating dtype, got ${l.dtype}[${l.shape.join(',')}] (convert with .astype('float32'))`);
+  }
+}
+
+/** The rows of an identity of size n, shaped [n, ...shape]: the basis pushed or pulled through. */
+function basis(shape: readonly number[], dtype: Array['dtype']): Array {
+  const n = shape.reduce((a, b) => a * b, 1);
+  const rows = lax.iota([n, n], 0);
+  const cols = lax.iota([n, n], 1);
+  return lax.reshape(lax.convertElementType(lax.eq(rows, cols), dtype), [n, ...shape]);
+}
+
+/** Per output leaf, the argument structure with one Jacobian block per input leaf. */
+function assemble(outDef: TreeDef, inDefs: TreeDef[], single: boolean, blocks: Array[][]): unknown {
+  const perOutput = blocks.map((row) => {
+    let k = 0;
+    const trees = inDefs.map((def) => {
+      const leaves = row.slice(k, k + numLeaves(def));
+      k += numLeaves(def);
+      return unflatten(def, leaves);
+    });
+    return single ? trees[0] : trees;
+  });
+  return unflatten(outDef, perOutput as PyTree[]);
+}
+
+function flattenArgs(fn: string, diff: unknown[]): { leaves: Array[]; defs: TreeDef[] } {
+  const defs: TreeDef[] = [];
+  const leaves: Array[] = [];
+  for (const d of diff) {
+    const [ls, def] = flatten(d as PyTree);
+    defs.push(def);
+    leaves.push(...ls.map((l, i) => toArray(fn, l, `argument leaf ${i}`)));
+  }
+  return { leaves, defs };
+}
+
+/** jax.jacrev(f, argnums?, options?): reverse mode, one vjp, vmapped over the outputs' basis. */
+export function jacrev(f: Fn, argnums?: number | number[] | JacobianOptions, maybeOptions?: JacobianOptions): (...args: unknown[]) => unknown {
+  const fn = 'jax.jacrev';
+  if (typeof f !== 'function') throw new TypeError(`${fn}: fn must be a function, got ${show(f)}`);
+  const options = jacobianOptions(fn, argnums, maybeOptions);
+  return (...args: unknown[]) => {
+    const { nums, single } = argnumList(fn, options.argnums, args.length);
+    const diff = nums.map((n) => args[n]);
+    const { leaves: inLeaves, defs: inDefs } = flattenArgs(fn, diff);
+    floatLeaves(fn, 'differentiated arguments', inLeaves);
+    const g = partial(f, args, nums);
+    const [out, pullback, aux] = options.hasAux ? vjpWithAux(g as Fn, ...diff) : [...vjp(g as Fn, ...diff), undefined];
+    const [outLeaves, outDef] = flatten(out as PyTree);
+    const outs = outLeaves.map((l, i) => toArray(fn, l, `output leaf ${i}`));
+    floatLeaves(fn, 'outputs', outs);
+    const blocks = outs.map((y, i) => {
+      const zero = (o: Array) => lax.broadcastInDim(lax.convertElementType(toArray(fn, 0), o.dtype), [...o.shape], []);
+      const cotangents = (e: Array) => unflatten(outDef, outs.map((o, k) => (k === i ? e : zero(o))));
+      const rows = vmap((e: Array) => flatten(pullback(cotangents(e)) as PyTree)[0] as Array[])(basis(y.shape, y.dtype)) as Array[];
+      return rows.map((r, j) => lax.reshape(r, [...y.shape, ...inLeaves[j]!.shape]));
+    });
+    const jac = assemble(outDef, inDefs, single, blocks);
+    return options.hasAux ? [jac, aux] : jac;
+  };
+}
+
+/** jax.jacfwd(f, argnums?, options?): forward mode, jvp vmapped over the inputs' basis. */
+export function jacfwd(f: Fn, argnums?: number | number[] | JacobianOptions, maybeOptions?: JacobianOptions): (...args: unknown[]) => unknown {
+  const fn = 'jax.jacfwd';
+  if (typeof f !== 'function') throw new TypeError(`${fn}: fn must be a function, got ${show(f)}`);
+  const options = jacobianOptions(fn, argnums, maybeOptions);
+  return (...args: unknown[]) => {
+    const { nums, single } = argnumList(fn, options.argnums, args.length);
+    const diff = nums.map((n) => args[n]);
+    const { leaves: inLeaves, defs: inDefs } = flattenArgs(fn, diff);
+    floatLeaves(fn, 'differentiated arguments', inLeaves);
+    const g = partial(f, args, nums);
+    const primals = inDefs.map((def, a) => unflatten(def, inLeaves.slice(offset(inDefs, a), offset(inDefs, a) + numLeaves(def))));
+    const zeros = inLeaves.map((x) => lax.broadcastInDim(lax.convertElementType(toArray(fn, 0), x.dtype), [...x.shape], []));
+    // one forward pass (no tangents) for the structure, the values and aux
+    const result = (g as (...a: unknown[]) => unknown)(...primals);
+    const [out, aux] = options.hasAux ? (result as [unknown, unknown]) : [result, undefined];
+    const gOut = options.hasAux ? (...a: unknown[]) => ((g as (...b: unknown[]) => unknown)(...a) as [unknown, unknown])[0] : g;
+    const [outLeaves, outDef] = flatten(out as PyTree);
+    const outs = outLeaves.map((l, i) => toArray(fn, l, `output leaf ${i}`));
+    floatLeaves(fn, 'outputs', outs);
+    const pushOut = (j: number) => (e: Array) => {
+      const leaves = zeros.map((z, k) => (k === j ? e : z));
+      const tangents = inDefs.map((def, a) => unflatten(def, leaves.slice(offset(inDefs, a), offset(inDefs, a) + numLeaves(def))));
+      const [, t] = jvp(gOut as Fn, primals, tangents) as [unknown, unknown];
+      return flatten(t as PyTree)[0] as Array[];
+    };
+    // columns[j][i]: d out_i / d in_j, shaped [size_j, ...out_i.shape]
+    const columns = inLeaves.map((x, j) => vmap(pushOut(j))(basis(x.shape, x.dtype)) as Array[]);
+    const blocks = outs.map((y, i) =>
+      inLeaves.map((x, j) => {
+        const c = columns[j]![i]!; // [size_j, ...y.shape]
+        const moved = lax.transpose(c, [...y.shape.map((_, d) => d + 1), 0]);
+        return lax.reshape(moved, [...y.shape, ...x.shape]);
+      }),
+    );
+    const jac = assemble(outDef, inDefs, single, blocks);
+    return options.hasAux ? [jac, aux] : jac;
+  };
+}
+
+function offset(defs: TreeDef[], a: number): number {
+  return defs.slice(0, a).reduce((n, d) => n + numLeaves(d), 0);
+}
+
+/** jax.jacobian: jacrev. */
+export const jacobian = jacrev;
+
+/** jax.hessian(f, argnums?, options?): jacfwd of jacrev. */
+export function hessian(f: Fn, argnums?: number | number[] | JacobianOptions, maybeOptions?: JacobianOptions): (...args: unknown[]) => unknown {
+  const options = jacobianOptions('jax.hessian', argnums, maybeOptions);
+  return jacfwd(jacrev(f, options) as Fn, options);
+}
