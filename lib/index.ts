@@ -9,9 +9,9 @@ import * as laxModule from './lax/index.js';
 import * as numpyModule from './numpy/index.js';
 
 /** jax.numpy; each function disposes its own intermediates. */
-export const numpy = disposeIntermediates(numpyModule);
+export const numpy = disposeIntermediates(numpyModule, 'jnp.');
 /** jax.lax */
-export const lax = disposeIntermediates(laxModule);
+export const lax = disposeIntermediates(laxModule, 'lax.');
 export * as tree from './tree.js';
 export { Array } from './core/array.js';
 export type { ArrayLike } from './core/array.js';

@@ -217,3 +217,34 @@ test('jit staticArgnames picks parameters by their names in fn', (t) => {
   t.deepEqual(values(g(1, { a: 4 }, 3)), [4, 4, 4]);
   t.throws(() => jax.jit((x: jax.Array) => x, { staticArgnames: ['m'] }), { message: "jax.jit: staticArgnames names 'm', which is not a parameter of fn (its parameters: x)" });
 });
+
+test('errors name the function the user called, the argument and the value (issue 13 list)', (t) => {
+  const disposed = () => {
+    const a = jnp.ones([2, 2]);
+    a.dispose();
+    return a;
+  };
+  const oom = jax.devices()[0]!.platform === 'cpu'
+    ? /^jnp\.zeros: RESOURCE_EXHAUSTED: out of memory allocating 37\.25 GiB for an output float32\[100000,100000\] on the CPU/
+    : /^jnp\.zeros: jaxon cuda: cudaAlloc: out of memory allocating 40000000000 bytes \(37\.25 GiB\)/;
+  t.throws(() => jnp.zeros([100000, 100000]), { name: 'ResourceExhaustedError', message: oom });
+  if (jax.devices()[0]!.platform === 'cpu') {
+    t.throws(() => jax.jit(function big() { return jnp.zeros([100000, 100000]); })(), { name: 'ResourceExhaustedError', message: /^jax\.jit\(big\): RESOURCE_EXHAUSTED: out of memory allocating 37\.25 GiB/ });
+  }
+  t.throws(() => jax.nn.softmax(jnp.ones([2, 3]), { axis: 5 }), { message: 'nn.softmax: axis 5 is out of bounds for an array of dimension 2' });
+  t.throws(() => jax.nn.logSoftmax(jnp.ones([2, 3]), { axis: -3 }), { message: /^nn\.logSoftmax: axis -3 is out of bounds/ });
+  t.throws(() => jax.nn.standardize(jnp.ones([2, 3]), { axis: 5 }), { message: /^nn\.standardize: axis 5/ });
+  t.throws(() => jnp.ones([2]).astype('float128' as never), { message: /^Array\.astype: dtype must be one of .* got 'float128'/ });
+  t.throws(() => jnp.clip(jnp.ones([2]), 'a' as never), { message: /^jnp\.clip: min must be an Array.* got 'a'/ });
+  t.throws(() => jax.nn.leakyRelu(jnp.ones([2]), { negativeSlope: 'x' as never }), { message: /^nn\.leakyRelu: negativeSlope must be .* got 'x'/ });
+  t.throws(() => disposed().item(), { instanceOf: ReferenceError, message: /^Array\.item: this Array \(float32\[2,2\]\) was disposed/ });
+  t.throws(() => disposed().tolistSync(), { message: /^Array\.tolistSync: this Array/ });
+  t.throws(() => jnp.matmul(disposed(), jnp.ones([2, 2])), { message: /^jnp\.matmul: this Array/ });
+  t.throws(() => disposed().matmul(jnp.ones([2, 2])), { message: /^Array\.matmul: this Array/ });
+  t.throws(() => jnp.array(disposed()), { message: /^jnp\.array: this Array/ });
+  t.throws(() => jnp.concatenate([jnp.ones([1]), disposed()]), { message: /^jnp\.concatenate: this Array/ });
+  t.throws(() => lax.foriLoop(0, 2.5, (_i: jax.Array, x: jax.Array) => x, jnp.ones([1])), { message: 'lax.foriLoop: upper must be an integer, got 2.5' });
+  t.throws(() => lax.foriLoop(0, 3, (_i: jax.Array, x: jax.Array) => jnp.concatenate([x, x]), jnp.ones([2])), {
+    message: /^lax\.foriLoop: bodyFun's input val and output val must have equal types.*the input component val has type float32\[2\] but the corresponding output component has type float32\[4\]/s,
+  });
+});

@@ -234,7 +234,7 @@ export class Array {
   }
 
   tolistSync(): NestedArray {
-    return nest(this.dataSync(), this.shape, this.dtype === 'bool');
+    return nest(unpackValues(this.#bytesSync('Array.tolistSync'), this.dtype), this.shape, this.dtype === 'bool');
   }
 
   async tolist(): Promise<NestedArray> {
@@ -243,6 +243,7 @@ export class Array {
 
   /** The single element of a size-1 array, as a number (boolean for bool). */
   item(): number | boolean {
+    this.storage('Array.item');
     if (this.size !== 1) throw new TypeError(`Array.item: only size-1 arrays can be converted to a scalar, got shape [${this.shape.join(',')}]`);
     const v = this.dataSync()[0]!;
     return this.dtype === 'bool' ? v !== 0 : v;

@@ -3,6 +3,7 @@
 // `tidy` scopes, a live-array count for leak tests, and a
 // FinalizationRegistry that frees what was forgotten (a backstop, not the plan).
 import type { Backend, DeviceBuffer } from '../runtime/backend.js';
+import { ResourceExhaustedError } from './errors.js';
 
 /** Bytes held by live arrays' buffers (Device.memoryStats); a compiled program's temporaries are not counted. */
 const bufferStats = { bytesInUse: 0, peakBytesInUse: 0, numAllocs: 0, largestAllocSize: 0 };
@@ -126,12 +127,26 @@ export function keep<T extends Disposable>(array: T): T {
  * (converted JS scalars, broadcasts, casts) are disposed when it returns, as
  * Python's reference counting frees them in JAX. Non-function members pass through.
  */
-export function disposeIntermediates<T extends object>(namespace: T): T {
+export function disposeIntermediates<T extends object>(namespace: T, prefix = ''): T {
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(namespace)) {
     if (typeof value === 'function' && !/^[A-Z]/.test(name)) {
       const fn = value as (...args: unknown[]) => unknown;
-      const wrapped = (...args: unknown[]) => tidy(() => fn(...args));
+      const qualified = `${prefix}${name}`;
+      const wrapped = (...args: unknown[]) => {
+        // a disposed argument is blamed on the function the user called, not on a primitive deep inside it
+        for (const a of args) {
+          if (isDisposedArray(a)) usedAfterDispose(a, qualified);
+          else if (Array.isArray(a)) for (const b of a) if (isDisposedArray(b)) usedAfterDispose(b, qualified);
+        }
+        try {
+          return tidy(() => fn(...args));
+        } catch (error) {
+          // out of memory deep inside: say which function the user called
+          if (error instanceof ResourceExhaustedError && prefix !== '' && !error.message.startsWith(prefix)) error.message = `${qualified}: ${error.message}`;
+          throw error;
+        }
+      };
       Object.defineProperty(wrapped, 'name', { value: name });
       out[name] = wrapped;
     } else {
@@ -139,4 +154,13 @@ export function disposeIntermediates<T extends object>(namespace: T): T {
     }
   }
   return Object.freeze(out) as T;
+}
+
+function isDisposedArray(x: unknown): x is { isDisposed: true; storage(fn: string): unknown } {
+  return typeof x === 'object' && x !== null && (x as { isDisposed?: unknown }).isDisposed === true && typeof (x as { storage?: unknown }).storage === 'function';
+}
+
+function usedAfterDispose(x: { storage(fn: string): unknown }, fn: string): never {
+  x.storage(fn); // throws the ReferenceError naming fn
+  throw new Error(`jaxon: internal error: ${fn} got a disposed array that still has storage`);
 }

@@ -124,7 +124,8 @@ export function selu(x: ArrayLike): Array {
 export function leakyRelu(x: ArrayLike, options: { negativeSlope?: ArrayLike } = {}): Array {
   checkOptions('nn.leakyRelu', options, ['negativeSlope']);
   const a = toArray('nn.leakyRelu', x);
-  return jnp.where(jnp.greaterEqual(a, 0), a, jnp.multiply(options?.negativeSlope ?? 1e-2, a));
+  const slope = toArray('nn.leakyRelu', options?.negativeSlope ?? 1e-2, 'negativeSlope');
+  return jnp.where(jnp.greaterEqual(a, 0), a, jnp.multiply(slope, a));
 }
 
 export interface SoftmaxOptions {
@@ -134,10 +135,17 @@ export interface SoftmaxOptions {
   where?: ArrayLike | null;
 }
 
+/** Checks an axis option here, so an error names the nn function the user called, not the jnp one inside it. */
+function checkAxes(fn: string, axis: Axis, ndim: number): void {
+  if (axis === null) return;
+  for (const a of typeof axis === 'number' ? [axis] : axis) normalizeAxis(fn, a, ndim);
+}
+
 function softmaxOperands(fn: string, x: ArrayLike, options: SoftmaxOptions) {
   checkOptions(fn, options, ['axis', 'where']);
   const [a] = promoteInexact(fn, x) as [Array];
   const axis = options?.axis === undefined ? -1 : options.axis;
+  checkAxes(fn, axis, a.ndim);
   const where = options?.where ?? null;
   const xMax = jnp.max(a, { axis, where, initial: -Infinity, keepdims: true });
   const safe = where === null ? a : jnp.where(where, a, -Infinity);
@@ -179,6 +187,7 @@ export function standardize(x: ArrayLike, options: StandardizeOptions = {}): Arr
   const o = options ?? {};
   const a = toArray(fn, x);
   const axis = o.axis === undefined ? -1 : o.axis;
+  checkAxes(fn, axis, a.ndim);
   const where = o.where ?? null;
   const algorithm = o.algorithm ?? 'fast';
   if (algorithm !== 'fast' && algorithm !== 'stable') throw new ValueError(`${fn}: unknown algorithm ${show(algorithm)}; expected 'fast' or 'stable'`);

@@ -11,7 +11,7 @@ export type { FanOptions, Initializer, VarianceScalingDistribution, VarianceScal
 export const {
   relu, relu6, sigmoid, silu, swish, softplus, logSigmoid, gelu, elu, selu, leakyRelu,
   softmax, logSoftmax, logsumexp, standardize, oneHot,
-} = disposeIntermediates(functions);
+} = disposeIntermediates(functions, 'nn.');
 
 /** jax.nn.initializers. The initializers they return free their own intermediates. */
 export const initializers = initializersModule;

@@ -192,8 +192,8 @@ export const around = round;
 
 export function clip(x: ArrayLike, min?: ArrayLike | null, max?: ArrayLike | null): Array {
   let a = asArray('jnp.clip', x);
-  if (min !== undefined && min !== null) a = maximum(a, min);
-  if (max !== undefined && max !== null) a = minimum(a, max);
+  if (min !== undefined && min !== null) a = maximum(a, asArray('jnp.clip', min, 'min'));
+  if (max !== undefined && max !== null) a = minimum(a, asArray('jnp.clip', max, 'max'));
   return a;
 }
 

@@ -2,6 +2,7 @@
 // methods that forward to them.
 import { Array, registerArrayMethods } from '../core/array.js';
 import { disposeIntermediates } from '../core/memory.js';
+import { checkDType } from '../core/dtype.js';
 import * as lax from '../lax/ops.js';
 import * as creation from './creation.js';
 import * as elementwise from './elementwise.js';
@@ -51,7 +52,7 @@ registerArrayMethods(disposeIntermediates({
   argmax: (x, options) => reductions.argmax(x, options as never),
   reshape: (x, shape) => manipulation.reshape(x, shape),
   transpose: (x, axes) => manipulation.transpose(x, axes),
-  astype: (x, dtype) => lax.convertElementType(x, dtype),
+  astype: (x, dtype) => lax.convertElementType(x, checkDType('Array.astype', dtype)),
   index: (x, items) => indexing.index(x, items),
   at: (x, items) => indexing.at(x, items),
   more: disposeIntermediates({
@@ -72,5 +73,5 @@ registerArrayMethods(disposeIntermediates({
     swapaxes: (x, a, b) => manipulation.swapaxes(x, a as number, b as number),
     take: (x, i, o) => indexing.take(x, i as never, o as never),
     copy: (x) => creation.array(x, { copy: true }),
-  }),
-}));
+  }, 'Array.'),
+}, 'Array.'));

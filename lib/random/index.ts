@@ -16,7 +16,7 @@ import * as keys from './keys.js';
 export type { Key } from './keys.js';
 export type { CategoricalOptions, PermutationOptions, UniformOptions } from './distributions.js';
 
-const api = disposeIntermediates({ ...keys, ...distributions });
+const api = disposeIntermediates({ ...keys, ...distributions }, 'random.');
 
 export const { key, split, foldIn, keyData, wrapKeyData, bits } = api;
 export const { uniform, normal, truncatedNormal, gumbel, bernoulli, categorical, randint, permutation } = api;

@@ -20,7 +20,7 @@ import { type CallLayout, ProgramPlan, bufferBytes } from '../compiler/plan.js';
 import { renderC } from '../compiler/render/c.js';
 import { profiling, record } from '../profiler.js';
 import type { ProgramExecutable } from './backend.js';
-import { CpuBuffer, cpuBackend } from './cpu.js';
+import { CpuBuffer, cpuBackend, hostBuffer } from './cpu.js';
 import { type CpuKernel, compileCpuKernel } from './kernel-cache.js';
 
 export interface CompiledLaunch {
@@ -188,12 +188,13 @@ export class Executable implements ProgramExecutable {
         // a buffer another array still shares cannot be overwritten: allocate instead
         if (donor.refs === 1) return new Storage(backend, new CpuBuffer((donor.buffer as CpuBuffer).bytes));
       }
-      return new Storage(backend, new CpuBuffer(new ArrayBuffer(bufferBytes(program.buffers[id]!))));
+      const b = program.buffers[id]!;
+      return new Storage(backend, new CpuBuffer(hostBuffer(bufferBytes(b), `an output of jit (${bufferBytes(b)} bytes)`)));
     });
     const outs = storages.map((s) => ({ bytes: (s.buffer as CpuBuffer).bytes, offset: 0, nbytes: s.buffer.nbytes }));
     const arena = {
-      device: { bytes: new ArrayBuffer(plan.arena.device), offset: 0, nbytes: plan.arena.device },
-      pinned_host: { bytes: new ArrayBuffer(plan.arena.pinned_host), offset: 0, nbytes: plan.arena.pinned_host },
+      device: { bytes: hostBuffer(plan.arena.device, "a jitted program's temporaries"), offset: 0, nbytes: plan.arena.device },
+      pinned_host: { bytes: hostBuffer(plan.arena.pinned_host, "a jitted program's pinned_host temporaries"), offset: 0, nbytes: plan.arena.pinned_host },
     };
     this.exec(argRefs, constRefs, outs, arena);
     const handedOut = new Set<number>();

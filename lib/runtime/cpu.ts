@@ -11,6 +11,7 @@ import type { ProgramPlan } from '../compiler/plan.js';
 import type { ShapedArray } from '../core/primitives.js';
 import { sizeOf } from '../core/shape.js';
 import type { Backend, DeviceBuffer } from './backend.js';
+import { ResourceExhaustedError } from '../core/errors.js';
 import { Executable } from './cpu-executable.js';
 import { type CpuKernel, compileCpuKernel } from './kernel-cache.js';
 
@@ -53,7 +54,7 @@ class CpuBackend implements Backend {
 
   /** Both memory kinds are ordinary host memory on the CPU. */
   fromHost(bytes: Uint8Array): CpuBuffer {
-    const copy = new ArrayBuffer(bytes.byteLength);
+    const copy = hostBuffer(bytes.byteLength, 'a copy of host data');
     new Uint8Array(copy).set(bytes);
     return new CpuBuffer(copy);
   }
@@ -70,9 +71,9 @@ class CpuBackend implements Backend {
     const outs = outputs.map((o, i) => {
       const aliased = plan.aliases.get(i);
       if (aliased !== undefined) return inputs[aliased] as CpuBuffer;
-      return new CpuBuffer(new ArrayBuffer(sizeOf(o.shape) * itemsize(o.dtype)));
+      return new CpuBuffer(hostBuffer(sizeOf(o.shape) * itemsize(o.dtype), `an output ${o.dtype}[${o.shape.join(',')}]`));
     });
-    const temps = plan.temps.map((t) => new CpuBuffer(new ArrayBuffer(t.size * itemsize(t.dtype))));
+    const temps = plan.temps.map((t) => new CpuBuffer(hostBuffer(t.size * itemsize(t.dtype), `a temporary ${t.dtype}[${t.size}]`)));
     const resolve = (ref: BufferRef): ArrayBuffer => {
       switch (ref.kind) {
         case 'input': return (inputs[ref.index] as CpuBuffer).bytes;
@@ -106,3 +107,17 @@ class CpuBackend implements Backend {
 }
 
 export const cpuBackend = new CpuBackend();
+
+function formatBytes(n: number): string {
+  return n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(2)} GiB` : n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(2)} MiB` : `${n} bytes`;
+}
+
+/** A new zeroed buffer of n bytes; running out of memory is JAX's RESOURCE_EXHAUSTED, saying how much and for what. */
+export function hostBuffer(n: number, what: string): ArrayBuffer {
+  try {
+    return new ArrayBuffer(n);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    throw new ResourceExhaustedError(`RESOURCE_EXHAUSTED: out of memory allocating ${formatBytes(n)} for ${what} on the CPU (${error.message})`);
+  }
+}

@@ -7,7 +7,7 @@
 // compose. Donated arguments are unusable after the call.
 import { Array, type ArrayLike } from '../core/array.js';
 import { isArrayLike, toArray } from '../core/coerce.js';
-import { ValueError, checkOptions, show } from '../core/errors.js';
+import { ResourceExhaustedError, ValueError, checkOptions, show } from '../core/errors.js';
 import { flatten, type PyTree, type TreeDef, treeDefToString, unflatten } from '../core/pytree.js';
 import type { ShapedArray } from '../core/primitives.js';
 import { type DType, isDType } from '../core/dtype.js';
@@ -292,6 +292,9 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
     let outs: Array[];
     try {
       outs = executable.run(placed.map((p) => p.array), constsOn(entry, device));
+    } catch (error) {
+      if (error instanceof ResourceExhaustedError && !error.message.startsWith('jax.jit')) error.message = `jax.jit(${fn.name || 'fn'}): ${error.message}`;
+      throw error;
     } finally {
       // copies to the device, and arrays made from JS numbers for this call, are ours to free (outputs hold their own references)
       placed.forEach((p, i) => {
