@@ -220,6 +220,8 @@ function elementwise(k: ElementwiseKernel, params: readonly number[], alignments
     ...k.outputs.map((o, j) => ({ name: `out${j}`, dtype: o.dtype, output: true })),
     ...k.inputs.map((inp, i) => ({ name: `in${i}`, dtype: inp.dtype, output: false })),
   ];
+  const tiled = transposedTiles(k, n, shape, views, buffers);
+  if (tiled) return tiled;
   const iota = exprsUseIota(k.outputs.map((o) => o.expr));
   const needsCoords = strided.length > 0 || iota;
   const contiguous = [
@@ -297,5 +299,106 @@ function elementwise(k: ElementwiseKernel, params: readonly number[], alignments
     grid: [strideGrid(work), 1, 1],
     block: [BLOCK, 1, 1],
     strategy: v > 1 ? `elementwise, grid-stride, ${v}-wide vector loads (${idx} indices)` : `elementwise, grid-stride, scalar (${idx} indices)`,
+  };
+}
+
+/** Edge of the square tiles a transposing elementwise kernel stages through shared memory. */
+const TILE = 32;
+/** Rows of a tile one pass of the 32x8 thread block covers. */
+const TILE_ROWS = BLOCK / TILE;
+
+/**
+ * An elementwise kernel reading an input transposed (contiguous along an outer output axis `a`, strided along the
+ * innermost one) as 32x32 tiles of the (a, innermost) plane: each block reads a tile of every such input with
+ * consecutive threads on consecutive addresses (along a) into shared memory (rows padded to 33 words, so neither
+ * phase has bank conflicts), then computes and writes the tile along the innermost axis, also coalesced. A
+ * grid-stride loop over tiles (one per block at a time) covers any size. Null when no input is transposed or the
+ * plane is too small for tiles to pay.
+ */
+function transposedTiles(
+  k: ElementwiseKernel, n: number, shape: readonly number[], views: ReadonlyMap<number, { offset: number; strides: readonly number[] }>, buffers: BufferArg[],
+): RenderedKernel | null {
+  const rank = shape.length;
+  const last = rank - 1;
+  if (rank < 2 || n < TILE * TILE) return null;
+  let a = -1;
+  for (const [, v] of views) {
+    if (Math.abs(v.strides[last]!) <= 1) continue;
+    const axis = v.strides.findIndex((s, d) => s === 1 && d < last && shape[d]! >= 8);
+    if (axis >= 0) {
+      a = axis;
+      break;
+    }
+  }
+  if (a < 0 || shape[last]! < 8) return null;
+  const tiledInputs = [...views.entries()].filter(([, v]) => v.strides[a] === 1 && Math.abs(v.strides[last]!) > 1).map(([i]) => i).slice(0, 4);
+  const others = shape.map((_, d) => d).filter((d) => d !== a && d !== last);
+  const [sa, sl] = [shape[a]!, shape[last]!];
+  const [ta, tl] = [Math.ceil(sa / TILE), Math.ceil(sl / TILE)];
+  const tiles = ta * tl * others.reduce((p, d) => p * shape[d]!, 1);
+  const idx = indexType([n, tiles * TILE * TILE, ...[...views.values()].map((view) => viewReach(shape, view.strides, view.offset))]);
+  const rowMajor = shape.map((_, d) => shape.slice(d + 1).reduce((p, x) => p * x, 1));
+  const coords = shape.map((_, d) => `c${d}`);
+  const otherCoord = (d: number) => `o${others.indexOf(d)}`;
+  /** The coordinates of element (A, L) of the tile, declared as c0..c{rank-1}. */
+  const coordLines = (A: string, L: string) => shape.map((_, d) => `const jx_index c${d} = ${d === a ? A : d === last ? L : otherCoord(d)};`);
+  const loads = tiledInputs.map((i) => {
+    const v = views.get(i)!;
+    return [
+      `for (int k = 0; k < ${TILE}; k += ${TILE_ROWS}) {`,
+      indent([
+        `const jx_index A = ta * ${TILE} + tx, L = tl * ${TILE} + ty + k;`,
+        `if (A < ${int(sa)} && L < ${int(sl)}) {`,
+        indent([...coordLines('A', 'L'), `jx_t${i}[tx][ty + k] = in${i}[${dotStrides(coords, v.strides, v.offset)}];`], 2),
+        '}',
+      ], 2),
+      '}',
+    ].join('\n');
+  });
+  const renderer = new CudaExprRenderer(
+    (i) => {
+      const inp = k.inputs[i]!;
+      if (inp.access === 'scalar') return `s${i}`;
+      if (inp.access === 'contiguous') return loadValue(inp.dtype, `in${i}[i]`);
+      if (tiledInputs.includes(i)) return loadValue(inp.dtype, `jx_t${i}[ty + k][tx]`);
+      const v = views.get(i)!;
+      return loadValue(inp.dtype, `in${i}[${dotStrides(coords, v.strides, v.offset)}]`);
+    },
+    (axis) => `c${axis}`,
+  );
+  const results = k.outputs.map((o) => renderer.render(o.expr));
+  const stores = k.outputs.map((o, j) => `out${j}[i] = ${storeValue(o.dtype, results[j]!)};`);
+  const lines = [
+    `typedef ${idx} jx_index;`,
+    ...k.inputs.flatMap((inp, i) => (inp.access === 'scalar' ? [`const ${computeType(inp.dtype)} s${i} = ${loadValue(inp.dtype, `in${i}[0]`)};`] : [])),
+    ...tiledInputs.map((i) => `__shared__ ${storageType(k.inputs[i]!.dtype)} jx_t${i}[${TILE}][${TILE + 1}];`),
+    `const int tx = threadIdx.x % ${TILE}, ty = threadIdx.x / ${TILE};`,
+    `for (jx_index tile = blockIdx.x; tile < ${int(tiles)}; tile += gridDim.x) {`,
+    indent([
+      `const jx_index tl = tile % ${int(tl)};`,
+      `jx_index rest = tile / ${int(tl)};`,
+      `const jx_index ta = rest % ${int(ta)};`,
+      `rest /= ${int(ta)};`,
+      ...unravel('jx_index', 'rest', others.map((d) => shape[d]!), 'o'),
+      ...loads,
+      '__syncthreads();',
+      `for (int k = 0; k < ${TILE}; k += ${TILE_ROWS}) {`,
+      indent([
+        `const jx_index A = ta * ${TILE} + ty + k, L = tl * ${TILE} + tx;`,
+        `if (A < ${int(sa)} && L < ${int(sl)}) {`,
+        indent([...coordLines('A', 'L'), `const jx_index i = ${dotStrides(coords, rowMajor)};`, ...renderer.lines, ...stores], 2),
+        '}',
+      ], 2),
+      '}',
+      '__syncthreads(); // the tiles are reloaded for the next tile',
+    ], 2),
+    '}',
+  ];
+  return {
+    buffers,
+    body: indent(lines, 2),
+    grid: [strideGrid(tiles, 1), 1, 1],
+    block: [BLOCK, 1, 1],
+    strategy: `elementwise, ${tiledInputs.length} transposed input(s) through ${TILE}x${TILE} shared-memory tiles of axes ${a} and ${last} (${idx} indices)`,
   };
 }
