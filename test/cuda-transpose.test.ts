@@ -36,14 +36,18 @@ test('a transposing elementwise kernel is rendered with shared-memory tiles; sma
   t.false(strategies((a) => jnp.exp(a), jnp.ones([64, 64])).some((s) => /tiles/.test(s)), 'nothing transposed');
 });
 
-(onCuda ? test : test.skip)('transposing kernels on CUDA equal the CPU backend exactly', (t) => {
+(onCuda ? test : test.skip)('transposing kernels on CUDA equal the CPU backend (exactly, but for exp in the last bit)', (t) => {
   for (const [name, f, inputs] of cases) {
     const xs = inputs();
     const got = jax.jit(f)(...xs).dataSync();
     const want = jax.jit(f)(...xs.map((x) => jax.devicePut(x, cpu))).dataSync();
     t.is(got.length, want.length, name);
+    // exp is CUDA's on the GPU and the C prelude's on the CPU: they may differ in the last bit (seen on an H100)
+    const ulps = name.includes('exp') ? 2 ** -22 : 0;
     let bad = -1;
-    for (let i = 0; i < got.length && bad < 0; i++) if (!Object.is(got[i], want[i])) bad = i;
+    for (let i = 0; i < got.length && bad < 0; i++) {
+      if (!Object.is(got[i], want[i]) && !(Math.abs(got[i]! - want[i]!) <= ulps * Math.abs(want[i]!))) bad = i;
+    }
     t.is(bad, -1, `${name}: element ${bad} is ${got[bad]} on CUDA, ${want[bad]} on the CPU`);
   }
 });

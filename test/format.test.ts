@@ -133,7 +133,7 @@ test('rejects bad arguments with the values', (t) => {
     message: "formatArray: mode must be 'str' or 'repr', got 'html'",
   });
   t.throws(() => formatArray([1], [], 'float32', { modes: 'str' } as object), {
-    message: "formatArray: unknown option 'modes' (known options: 'mode')",
+    message: "formatArray: unknown option 'modes' (known options: 'mode', 'weakType')",
   });
   t.throws(() => formatArray([1], [], 'float128' as DType), { instanceOf: TypeError });
   t.throws(() => formatArray([1], [-1], 'float32'), { instanceOf: TypeError });

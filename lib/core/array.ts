@@ -265,15 +265,16 @@ export class Array {
   /** JAX's repr(): `Array([1., 2., 3.], dtype=float32)`. */
   toRepr(): string {
     if (this.isDisposed) return this.toString();
-    return formatArray(this.dataSync(), this.shape, this.dtype, { mode: 'repr' });
+    return formatArray(this.dataSync(), this.shape, this.dtype, { mode: 'repr', weakType: this.weakType });
   }
 
   [Symbol.for('nodejs.util.inspect.custom')](): string {
     return this.toRepr();
   }
 
+  /** Not 'Array': tools that see `[object Array]` (test frameworks' deep equality, loggers) treat it as a JS array and read x.length and x[i]. */
   get [Symbol.toStringTag](): string {
-    return 'Array';
+    return 'jaxon.Array';
   }
 
   // ---- JS operators, iteration and item assignment (API.md, "JS operators and control flow") ----
@@ -306,11 +307,11 @@ export class Array {
     return Number(this.item());
   }
 
-  /** Arrays iterate over their first axis, as in JAX (`const [k1, k2] = random.split(key)`). */
-  *[Symbol.iterator](): IterableIterator<Array> {
-    if (this.ndim === 0) throw new TypeError('iteration over a 0-d array');
-    for (let i = 0; i < this.shape[0]!; i++) yield this.index(i);
-  }
+  /**
+   * Arrays iterate over their first axis, as in JAX (`const [k1, k2] = random.split(key)`). A 0-d array is not
+   * iterable (JAX's TypeError; here JS's own "is not iterable"), so tools probing Symbol.iterator see a plain value.
+   */
+  // (installed below as a getter: see iterateRows)
 
   // ---- jnp methods ----
 
@@ -353,6 +354,23 @@ export class Array {
   /** JAX's x.at[idx]: `.set(v)`, `.add(v)`, `.multiply(v)`, `.min(v)`, `.max(v)`, `.get()` return new arrays. */
   at(...items: IndexItem[]): ArrayAt { return api().at(this, items); }
 }
+
+// Arrays are iterable in the type system; at run time Symbol.iterator is a getter that gives undefined for a 0-d
+// array, so `[...scalar]` is JS's TypeError and tools that probe for iterables treat a scalar as a plain value.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+export interface Array extends Iterable<Array> {}
+
+function* iterateRows(this: Array): IterableIterator<Array> {
+  for (let i = 0; i < this.shape[0]!; i++) yield this.index(i);
+}
+
+Object.defineProperty(Array.prototype, Symbol.iterator, {
+  get(this: Array) {
+    return this.ndim === 0 ? undefined : iterateRows;
+  },
+  configurable: false,
+  enumerable: false,
+});
 
 /** How many indices x[i] covers (reads give x.index(i); writes raise JAX's immutability error); see below. */
 export const INDEXED_ACCESS_LIMIT = 1 << 16;

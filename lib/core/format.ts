@@ -13,6 +13,8 @@ export type FormatMode = 'str' | 'repr';
 export interface FormatOptions {
   /** 'str' (the default) is Python's `str(array)`; 'repr' is JAX's `repr(array)`. */
   mode?: FormatMode;
+  /** repr of a weakly typed array: JAX adds `weak_type=True`. */
+  weakType?: boolean;
 }
 
 // numpy's default print options
@@ -33,7 +35,7 @@ export function formatArray(
   dtype: DType,
   options?: FormatOptions,
 ): string {
-  checkOptions('formatArray', options, ['mode']);
+  checkOptions('formatArray', options, ['mode', 'weakType']);
   const mode = options?.mode ?? 'str';
   if (mode !== 'str' && mode !== 'repr') {
     throw new TypeError(`formatArray: mode must be 'str' or 'repr', got ${show(mode)}`);
@@ -46,7 +48,7 @@ export function formatArray(
   if (values.length !== size) {
     throw new ValueError(`formatArray: shape ${show(shape)} needs ${size} values, got ${values.length}`);
   }
-  return mode === 'str' ? arrayStr(values, shape, dtype) : arrayRepr(values, shape, dtype);
+  return mode === 'str' ? arrayStr(values, shape, dtype) : arrayRepr(values, shape, dtype, options?.weakType === true);
 }
 
 function arrayStr(values: ArrayLike<number>, shape: readonly number[], dtype: DType): string {
@@ -54,8 +56,8 @@ function arrayStr(values: ArrayLike<number>, shape: readonly number[], dtype: DT
   return array2string(values, shape, dtype, ' ', '', '');
 }
 
-function arrayRepr(values: ArrayLike<number>, shape: readonly number[], dtype: DType): string {
-  const dtypeStr = `dtype=${dtype}`;
+function arrayRepr(values: ArrayLike<number>, shape: readonly number[], dtype: DType, weakType: boolean): string {
+  const dtypeStr = weakType ? `dtype=${dtype}, weak_type=True` : `dtype=${dtype}`;
   const size = values.length;
   const body =
     size === 0 ? `[], shape=${pythonTuple(shape)}` : array2string(values, shape, dtype, ', ', REPR_PREFIX, ',');

@@ -109,7 +109,7 @@ class CpuBackend implements Backend {
 export const cpuBackend = new CpuBackend();
 
 function formatBytes(n: number): string {
-  return n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(2)} GiB` : n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(2)} MiB` : `${n} bytes`;
+  return n >= 2 ** 40 ? `${(n / 2 ** 40).toFixed(2)} TiB` : n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(2)} GiB` : n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(2)} MiB` : `${n} bytes`;
 }
 
 /** A new zeroed buffer of n bytes; running out of memory is JAX's RESOURCE_EXHAUSTED, saying how much and for what. */
