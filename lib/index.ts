@@ -13,6 +13,8 @@ export const numpy = disposeIntermediates(numpyModule, 'jnp.');
 /** jax.lax */
 export const lax = disposeIntermediates(laxModule, 'lax.');
 export * as tree from './tree.js';
+/** jax.tree_util: JAX's tree_* names, key types, registration of classes as pytree nodes. */
+export * as treeUtil from './core/tree-util.js';
 export { Array } from './core/array.js';
 export type { ArrayLike } from './core/array.js';
 export type { DType } from './core/dtype.js';
