@@ -29,6 +29,8 @@ export { vmap } from './transforms/vmap.js';
 export { jvp } from './transforms/jvp.js';
 export { grad, linearize, valueAndGrad, vjp, vjpWithAux } from './transforms/vjp.js';
 export { hessian, jacfwd, jacobian, jacrev } from './transforms/jacobian.js';
+export { AttributeError, CustomJVPException, CustomVJPException, UnexpectedTracerError, customJvp, customVjp } from './transforms/custom-derivatives.js';
+export type { CustomJvp, CustomJvpOptions, CustomVjp, CustomVjpOptions } from './transforms/custom-derivatives.js';
 export { blockUntilReady, deviceGet, makeMesh } from './transforms/host.js';
 export { adCheckpoint, checkpoint, checkpointName, checkpointPolicies, remat } from './transforms/remat.js';
 export type { CheckpointOptions, CheckpointPolicy, MemoryKind, PolicyDecision } from './transforms/remat.js';

@@ -276,7 +276,9 @@ test('every primitive has a jvp rule and a transpose entry; linear primitives ha
     'reshape', 'squeeze', 'transpose', 'rev', 'slice', 'pad', 'concatenate', 'dynamic_slice', 'dynamic_update_slice', 'gather', 'scatter',
     'scatter_add', 'scatter_mul', 'reduce_sum', 'cumsum', 'dot_general', 'checkpoint', 'name', 'device_put',
     // control flow: transposed by their own rules (while's raises JAX's reverse-mode error)
-    'scan', 'while', 'cond'];
+    'scan', 'while', 'cond',
+    // custom derivatives: a custom call on tangents transposes its jaxpr; custom_lin's transpose is the bwd rule
+    'custom_jvp_call', 'custom_vjp_call', 'custom_lin'];
   for (const p of primitives) t.is(transposeRules[p as keyof typeof transposeRules] !== notLinear, linear.includes(p), p);
 });
 

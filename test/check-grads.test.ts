@@ -33,6 +33,15 @@ const signed = (shape: number[], lo = 0.3, hi = 2): Array => {
 };
 
 type Fn = (...args: Array[]) => unknown;
+
+/** sin(x) * y with its derivative as a custom jvp rule, and as custom vjp rules. */
+const customSinMul = jax.customJvp((x: Array, y: Array) => jnp.multiply(jnp.sin(x), y));
+customSinMul.defjvp(([x, y]: Array[], [dx, dy]: Array[]) => [customSinMul(x, y), jnp.add(jnp.multiply(jnp.multiply(jnp.cos(x), dx), y), jnp.multiply(jnp.sin(x), dy))]);
+const customSinMulVjp = jax.customVjp((x: Array, y: Array) => jnp.multiply(jnp.sin(x), y));
+customSinMulVjp.defvjp(
+  (x: Array, y: Array) => [customSinMulVjp(x, y), [x, y]],
+  ([x, y]: Array[], g: Array) => [jnp.multiply(jnp.multiply(jnp.cos(x), g), y), jnp.multiply(jnp.sin(x), g)],
+);
 interface Case {
   name: string;
   fn: Fn;
@@ -226,6 +235,9 @@ const cases: Case[] = [
     args: () => [rand([2, 3]), rand([3, 2])],
   },
   { name: 'checkpoint_name outside remat', fn: (x) => jnp.sin(jax.checkpointName(jnp.multiply(x, x), 'h')), args: () => [rand([3])] },
+  // custom derivatives whose rules are the true derivatives (the second order differentiates the rules); custom_vjp is reverse mode only
+  { name: 'customJvp (custom_jvp_call)', fn: (x, y) => customSinMul(jnp.exp(x), y), args: () => [rand([3]), rand([3])] },
+  { name: 'customVjp (custom_vjp_call, custom_lin)', fn: (x, y) => customSinMulVjp(jnp.exp(x), y), args: () => [rand([3]), rand([3])], options: { modes: ['rev'] } },
   // (the value comes back before the function returns: a host output would meet the checker's device cotangents, which JAX rejects too)
   {
     name: 'device_put to pinned_host and back',
@@ -268,6 +280,8 @@ test('the catalogue has at least 60 functions', (t) => {
 const NOT_DIFFERENTIABLE = new Set<string>([
   'is_finite', 'not', 'and', 'or', 'xor', 'nextafter', 'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'iota', 'reduce_and', 'reduce_or',
   'argmax', 'argmin', 'stop_gradient',
+  // the tangent map of a custom_vjp function: it appears only in derivatives, and forward mode through it is an error
+  'custom_lin',
 ]);
 
 test('the catalogue covers every differentiable primitive', (t) => {

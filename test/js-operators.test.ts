@@ -268,3 +268,14 @@ test('blockUntilReady, deviceGet and makeMesh at the top level; repr shows weak_
   t.is(jax.jit((x: jax.Array) => x)(1.5).toRepr(), 'Array(1.5, dtype=float32, weak_type=True)');
   t.is(jnp.array(1.5).toRepr(), 'Array(1.5, dtype=float32)');
 });
+
+test('a bare JS number passed to jit is a weak float, as grad and vjp take it (API.md); a fill value takes the array dtype', (t) => {
+  const y = jax.jit((x: jax.Array) => x)(2);
+  t.is(y.dtype, 'float32');
+  t.true(y.weakType);
+  const [, pullback] = jax.vjp((x: jax.Array) => jnp.multiply(jnp.pi, x), 4);
+  t.deepEqual(values((jax.jit(pullback)(1) as jax.Array[])[0]).map((v) => Math.round(v * 1e6)), [3141593]);
+  // NaN into an int32 array is 0 (a convert), not a NaN literal in the kernel source
+  t.deepEqual(values(jnp.arange(10).at(11).get({ mode: 'fill', fillValue: NaN })), [0]);
+  t.deepEqual(values(jnp.arange(10).at(11).get({ mode: 'fill', fillValue: 2.7 })), [2]);
+});

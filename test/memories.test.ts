@@ -213,7 +213,8 @@ test('memories_test: test_parameter_streaming_with_scalar_and_constant', (t) => 
   const sHostNamed = new NamedSharding(mesh2, P(), { memoryKind: 'pinned_host' });
   const f = jax.jit((scalarInput: Array) => [jax.devicePut(scalarInput, sHostNamed), jax.devicePut(2, sHostNamed)], { outShardings: sHostNamed });
   const [out1, out2] = f(1 as never) as Array[];
-  checkPlaced(t, out1, { shape: [], dtype: 'int32', values: [1] }, sHostNamed, 'pinned_host');
+  // JAX's argument 1 is an int; a bare JS number argument is a weak float in jaxon (API.md, "JS numbers")
+  checkPlaced(t, out1, { shape: [], dtype: 'float32', values: [1] }, sHostNamed, 'pinned_host');
   checkPlaced(t, out2, { shape: [], dtype: 'int32', values: [2] }, sHostNamed, 'pinned_host');
   // the constant is a literal transferred inside the program, as in JAX's jaxpr
   t.true(f.trace(1 as never).toString().includes('device_put[src_kind=device dst_kind=pinned_host] 2:i32[]'));
@@ -229,7 +230,7 @@ test('memories_test: test_parameter_and_output_streaming_with_array and _with_sc
   t.is(count(f.trace(inpHost), 'device_put'), 0);
   const sHostScalar = new NamedSharding(new Mesh([dev], 'axis'), P(), { memoryKind: 'pinned_host' });
   const g = jax.jit((x: Array) => [x, x], { outShardings: [sHostScalar, sHostScalar] });
-  for (const out of g(1 as never) as Array[]) checkPlaced(t, out, { shape: [], dtype: 'int32', values: [1] }, sHostScalar, 'pinned_host');
+  for (const out of g(1 as never) as Array[]) checkPlaced(t, out, { shape: [], dtype: 'float32', values: [1] }, sHostScalar, 'pinned_host');
 });
 
 test('memories_test: test_identity_jit_host_to_device_and_vice_versa', (t) => {

@@ -477,6 +477,27 @@ test('vmap of remat: checkpoint, checkpoint_name and device_put (offloaded resid
   check(t, 'vmap(grad(remat(f)))', jax.grad(f as Fn, { argnums: [0, 1] }) as Fn, [rand([4, 3], 5, -1, 1), w], [0, null], 0, 1e-5);
 });
 
+test('vmap of custom derivatives: custom_jvp_call, custom_vjp_call and custom_lin batch', (t) => {
+  const plain = (a: Array, w: Array) => jnp.sum(jnp.sin(jnp.matmul(a, w)));
+  const f = jax.customJvp(plain);
+  f.defjvp(([a, w]: Array[], [da, dw]: Array[]) => [f(a, w), jvp(plain as Fn, [a, w], [da, dw])[1]]);
+  const g = jax.customVjp(plain);
+  g.defvjp((a: Array, w: Array) => [g(a, w), [a, w]], ([a, w]: Array[], ct: Array) => jax.vjp(plain as Fn, a, w)[1](ct));
+  const x = rand([4, 3], 1, -1, 1);
+  const w = rand([3, 2], 2, -1, 1);
+  check(t, 'vmap(customJvp)', f as Fn, [x, w], [0, null], 0, 1e-5);
+  check(t, 'vmap(customVjp), examples along axis 1', g as Fn, [jnp.transpose(x), w], [1, null], 0, 1e-5);
+  check(t, 'vmap(grad(customVjp))', jax.grad(g as Fn, { argnums: [0, 1] }) as Fn, [x, w], [0, null], 0, 1e-5);
+  // differentiating through the vmap batches the rule (custom_lin under vmap; the cotangent of the unbatched w is summed)
+  const through = (h: (a: Array, w: Array) => unknown) => jax.grad((a: Array, v: Array) => jnp.sum(vmap((b: Array) => h(b, v))(a) as Array), { argnums: [0, 1] })(x, w) as Array[];
+  const want = through(plain);
+  for (const [name, h] of [['customJvp', f], ['customVjp', g]] as const) {
+    const got = through(h);
+    assertArray(t, got[0], want[0]!, { tol: 1e-5, message: `grad(vmap(${name})) wrt the batched input` });
+    assertArray(t, got[1], want[1]!, { tol: 1e-5, message: `grad(vmap(${name})) wrt the unbatched weight` });
+  }
+});
+
 test('vmap of control flow: scan, while (batched predicate) and cond (batched and unbatched index)', (t) => {
   const scanned = (w: Array, xs: Array) => lax.scan((h: Array, x: Array) => [jnp.tanh(jnp.add(jnp.multiply(h, w), x)), jnp.sum(h)], jnp.zeros([2]), xs);
   check(t, 'vmap(scan), batched xs and consts', scanned as Fn, [rand([3, 2], 1, -1, 1), rand([3, 4, 2], 2, -1, 1)], [0, 0]);

@@ -21,7 +21,7 @@
 // counts round once they pass 2^24; these stay exact). A jaxpr's constvars
 // count as parameters (free), like the constants JAX embeds.
 import { type DType, isFloating, itemsize, roundToDType } from '../core/dtype.js';
-import type { Primitive, PrimitiveParams, ReducePrimitive, ShapedArray } from '../core/primitives.js';
+import { CUSTOM_VJP_JVP_ERROR, type Primitive, type PrimitiveParams, type ReducePrimitive, type ShapedArray } from '../core/primitives.js';
 import { sizeOf } from '../core/shape.js';
 import { type Atom, type Jaxpr, type JaxprEqn, Literal, type Var } from '../trace/jaxpr.js';
 
@@ -603,6 +603,11 @@ const RULES: { [P in Primitive]: Rule<P> } = {
     const data = xs.reduce((s, x) => s + x.bytes, 0);
     const barrier = c.emit({ ...ZERO, bytes: pointers + data, operands: [pointers], output: data }, [c.tuple(xs)], [], 'int32');
     return lowerJaxpr(c, jaxpr.jaxpr, consts, opaque(xs, barrier.op));
+  },
+  custom_jvp_call: (c, xs, { callJaxpr }) => lowerJaxpr(c, callJaxpr.jaxpr, paramsOf(callJaxpr.jaxpr.constVars), xs),
+  custom_vjp_call: (c, xs, { callJaxpr }) => lowerJaxpr(c, callJaxpr.jaxpr, paramsOf(callJaxpr.jaxpr.constVars), xs),
+  custom_lin: () => {
+    throw new TypeError(CUSTOM_VJP_JVP_ERROR);
   },
   name: same,
   device_put: same,

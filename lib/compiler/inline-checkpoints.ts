@@ -6,7 +6,9 @@
 // equations, as JAX lowers it behind an optimization barrier: CSE then
 // cannot merge the recomputation with the forward computation it repeats
 // (fusion makes the copies free). device_put stays: it is a transfer.
-import type { PrimitiveParams } from '../core/primitives.js';
+// custom_jvp_call / custom_vjp_call are inlined too: their rules only act
+// when the program is differentiated, before it gets here.
+import type { Primitive, PrimitiveParams } from '../core/primitives.js';
 import { type Atom, Jaxpr, type JaxprEqn, Var } from '../trace/jaxpr.js';
 
 function inline(out: JaxprEqn[], jaxpr: Jaxpr, args: readonly Atom[] | null): Atom[] {
@@ -34,6 +36,12 @@ function inline(out: JaxprEqn[], jaxpr: Jaxpr, args: readonly Atom[] | null): At
       e.outVars.forEach((v, i) => env.set(v, results[i]!));
       continue;
     }
+    if (e.primitive === 'custom_jvp_call' || e.primitive === 'custom_vjp_call') {
+      // only differentiation uses the rule: the compiled program is the primal function
+      const results = inline(out, (e.params as PrimitiveParams['custom_jvp_call']).callJaxpr.jaxpr, inputs);
+      e.outVars.forEach((v, i) => env.set(v, results[i]!));
+      continue;
+    }
     const outVars = args ? e.outVars.map((v) => new Var(v.aval)) : e.outVars;
     e.outVars.forEach((v, i) => env.set(v, outVars[i]!));
     out.push({ ...e, inputs, outVars });
@@ -41,9 +49,11 @@ function inline(out: JaxprEqn[], jaxpr: Jaxpr, args: readonly Atom[] | null): At
   return jaxpr.outs.map(read);
 }
 
-/** The jaxpr with every checkpoint inlined and every checkpoint_name and stop_gradient removed (the jaxpr itself when it has none). */
+const INLINED = new Set<Primitive>(['checkpoint', 'name', 'stop_gradient', 'custom_jvp_call', 'custom_vjp_call']);
+
+/** The jaxpr with every checkpoint (and custom derivative call) inlined and every checkpoint_name and stop_gradient removed (the jaxpr itself when it has none). */
 export function inlineCheckpoints(jaxpr: Jaxpr): Jaxpr {
-  if (!jaxpr.eqns.some((e) => e.primitive === 'checkpoint' || e.primitive === 'name' || e.primitive === 'stop_gradient')) return jaxpr;
+  if (!jaxpr.eqns.some((e) => INLINED.has(e.primitive))) return jaxpr;
   const eqns: JaxprEqn[] = [];
   const outs = inline(eqns, jaxpr, null);
   return new Jaxpr(jaxpr.constVars, jaxpr.inVars, eqns, outs);

@@ -5,7 +5,7 @@
 // their input and launch nothing.
 import { type DType, isFloating, isUnsigned, integerRange } from '../core/dtype.js';
 import {
-  type Primitive, type PrimitiveParams, type ShapedArray, BINARY_PRIMITIVES, COMPARE_PRIMITIVES, UNARY_PRIMITIVES,
+  type Primitive, type PrimitiveParams, type ShapedArray, BINARY_PRIMITIVES, COMPARE_PRIMITIVES, CUSTOM_VJP_JVP_ERROR, UNARY_PRIMITIVES,
 } from '../core/primitives.js';
 import { type Shape, sizeOf, stridesOf } from '../core/shape.js';
 import type { Access, Expr, Kernel, ReduceOp, ScatterKernel } from './kernel-ir.js';
@@ -203,6 +203,16 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   // remat: checkpoint is inlined before compilation (inline-checkpoints.ts) and runs eagerly through its impl
   checkpoint: () => {
     throw new Error('lower: checkpoint holds a jaxpr, not one kernel; eagerly it runs through its registered impl, and the compiler inlines it (inline-checkpoints.ts)');
+  },
+  // custom derivatives: the call is inlined like a checkpoint; custom_lin (the tangent map of a custom_vjp function) cannot run
+  custom_jvp_call: () => {
+    throw new Error('lower: custom_jvp_call holds a jaxpr, not one kernel; eagerly it runs through its registered impl, and the compiler inlines it (inline-checkpoints.ts)');
+  },
+  custom_vjp_call: () => {
+    throw new Error('lower: custom_vjp_call holds a jaxpr, not one kernel; eagerly it runs through its registered impl, and the compiler inlines it (inline-checkpoints.ts)');
+  },
+  custom_lin: () => {
+    throw new TypeError(CUSTOM_VJP_JVP_ERROR);
   },
   name: alias,
   // a transfer between memory kinds: a copy on the CPU backend

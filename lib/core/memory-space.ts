@@ -66,6 +66,11 @@ function outputSpaces<P extends Primitive>(prim: P, avals: readonly ShapedArray[
       return [(params as PrimitiveParams['device_put']).dstKind];
     case 'checkpoint':
       return (params as PrimitiveParams['checkpoint']).jaxpr.outAvals.map(memorySpaceOf);
+    case 'custom_jvp_call':
+    case 'custom_vjp_call':
+      return (params as PrimitiveParams['custom_jvp_call']).callJaxpr.outAvals.map(memorySpaceOf);
+    case 'custom_lin':
+      return (params as PrimitiveParams['custom_lin']).outAvals.map(memorySpaceOf);
     case 'cond': {
       const [first, ...rest] = (params as PrimitiveParams['cond']).branches;
       const spaces = first!.outAvals.map(memorySpaceOf);

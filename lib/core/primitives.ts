@@ -6,6 +6,7 @@ import { type DType, isDType, isFloating, isInteger } from './dtype.js';
 import { ValueError, show } from './errors.js';
 import { type Shape, shapesEqual, sizeOf } from './shape.js';
 import type { ClosedJaxpr } from '../trace/jaxpr.js';
+import type { Array } from './array.js';
 import { checkControlFlow } from './control-flow-avals.js';
 import { withMemorySpaces } from './memory-space.js';
 
@@ -117,6 +118,35 @@ export interface PrimitiveParams extends UnaryParams {
   name: { name: string };
   /** A transfer between memory kinds (a copy on the CPU backend). */
   device_put: { srcKind: MemoryKind; dstKind: MemoryKind };
+  /**
+   * jax.custom_jvp (transforms/custom-derivatives.ts): evaluates `callJaxpr`
+   * on the operands [...consts, ...args]; differentiated, `jvp` gives the
+   * outputs and their tangents from the args and their tangents instead.
+   */
+  custom_jvp_call: CustomCallParams;
+  /** jax.custom_vjp: as custom_jvp_call, where `jvp` runs the fwd rule and applies `custom_lin` (the bwd rule) to the tangents. */
+  custom_vjp_call: CustomCallParams;
+  /**
+   * The tangent map of a custom_vjp function: operands [...residuals,
+   * ...tangents], outputs of `outAvals`; it cannot be evaluated (forward mode
+   * of a custom_vjp function is an error, as in JAX), only transposed, by `bwd`.
+   */
+  custom_lin: { numRes: number; bwd: CustomBwdFunction; outAvals: ShapedArray[]; symbolicZeros: boolean };
+}
+
+/** JAX's error for evaluating custom_lin: forward-mode differentiation of a custom_vjp function. */
+export const CUSTOM_VJP_JVP_ERROR = "can't apply forward-mode autodiff (jvp) to a custom_vjp function.";
+
+/** A custom derivative rule as the custom-call primitives hold it: outputs and their tangents from the non-constant operands and their tangents. */
+export type CustomJvpFunction = (primals: Array[], tangents: Array[]) => [Array[], Array[]];
+/** custom_lin's backward rule: the cotangents of its tangent operands (null for zero) from the residuals and the output cotangents. */
+export type CustomBwdFunction = (residuals: Array[], cotangents: Array[]) => (Array | null)[];
+export interface CustomCallParams {
+  name: string;
+  callJaxpr: ClosedJaxpr;
+  jvp: CustomJvpFunction;
+  numConsts: number;
+  symbolicZeros: boolean;
 }
 
 /** Where an array lives: device memory, or page-locked host memory the device can reach. */
@@ -316,6 +346,19 @@ function dotShape(lhs: ShapedArray, rhs: ShapedArray, dn: DotDimensionNumbers): 
   });
   const free = (shape: Shape, c: number[], b: number[]) => shape.filter((_, i) => !c.includes(i) && !b.includes(i));
   return [...lb.map((d) => lhs.shape[d]!), ...free(lhs.shape, lc, lb), ...free(rhs.shape, rc, rb)];
+}
+
+function customCallAvals(prim: string, avals: ShapedArray[], { callJaxpr, numConsts }: CustomCallParams): ShapedArray[] {
+  const expected = callJaxpr.inAvals;
+  if (callJaxpr.consts.length) fail(prim, `the jaxpr must have no constvars (closed-over values are operands)`);
+  if (avals.length !== expected.length || numConsts > avals.length) fail(prim, `expected ${expected.length} operands, got ${avals.length}`);
+  avals.forEach((a, i) => {
+    const e = expected[i]!;
+    if (a.dtype !== e.dtype || !shapesEqual(a.shape, e.shape)) {
+      fail(prim, `operand ${i} has type ${a.dtype}${show(a.shape)} but the jaxpr expects ${e.dtype}${show(e.shape)}`);
+    }
+  });
+  return callJaxpr.outAvals.map((o) => aval(o.shape, o.dtype, o.weakType));
 }
 
 // ---- the table ----
@@ -524,6 +567,12 @@ const shapeAndDtypeRules: AbstractEvalTable = {
       }
     });
     return jaxpr.outAvals.map((o) => aval(o.shape, o.dtype, o.weakType));
+  },
+  custom_jvp_call: (avals, params) => customCallAvals('custom_jvp_call', avals, params),
+  custom_vjp_call: (avals, params) => customCallAvals('custom_vjp_call', avals, params),
+  custom_lin: (avals, { numRes, outAvals }) => {
+    if (avals.length < numRes) fail('custom_lin', `expected at least ${numRes} residual operands, got ${avals.length}`);
+    return outAvals.map((o) => aval(o.shape, o.dtype, o.weakType));
   },
   name: (avals, { name }) => {
     arity('name', avals, 1);

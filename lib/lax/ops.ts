@@ -7,7 +7,7 @@ import '../runtime/eager.js';
 import { Array, type ArrayLike } from '../core/array.js';
 import { bind1, bind } from '../core/bind.js';
 import { toArray } from '../core/coerce.js';
-import { type DType, checkDType, isFloating } from '../core/dtype.js';
+import { type DType, castToInteger, checkDType, isFloating, isInteger, roundToDType } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import type { DotDimensionNumbers, GatherDimensionNumbers, GatherMode, ScatterDimensionNumbers } from '../core/primitives.js';
 import { type PyTree, map as treeMap } from '../core/pytree.js';
@@ -272,8 +272,12 @@ export function gather(
   checkOptions('lax.gather', options, ['mode', 'fillValue']);
   const mode = options.mode ?? 'clip';
   if (mode !== 'clip' && mode !== 'fill') throw new ValueError(`lax.gather: mode must be 'clip' or 'fill', got ${show(mode)}`);
-  return bind1('gather', [toArray('lax.gather', operand_, 'operand'), toArray('lax.gather', startIndices, 'startIndices')], {
-    dimensionNumbers, sliceSizes: [...sliceSizes], mode, fillValue: options.fillValue ?? null,
+  const operand = toArray('lax.gather', operand_, 'operand');
+  // the fill value is converted to the operand's dtype as a convert would (NaN into an integer array is 0)
+  const f = options.fillValue ?? null;
+  const fillValue = f === null ? null : isInteger(operand.dtype) ? castToInteger(Number(f), operand.dtype) : operand.dtype === 'bool' ? Number(Number(f) !== 0 || Number.isNaN(Number(f))) : roundToDType(Number(f), operand.dtype);
+  return bind1('gather', [operand, toArray('lax.gather', startIndices, 'startIndices')], {
+    dimensionNumbers, sliceSizes: [...sliceSizes], mode, fillValue,
   });
 }
 

@@ -13,6 +13,7 @@ import {
   type ShapedArray,
   BINARY_PRIMITIVES,
   COMPARE_PRIMITIVES,
+  CUSTOM_VJP_JVP_ERROR,
   abstractEval,
   aval,
 } from '../core/primitives.js';
@@ -39,7 +40,7 @@ import {
 } from './indexing.js';
 import { CUMULATIVE_MONOIDS, REDUCE_MONOIDS, argReduceRule, cumulativeRule, reduceRule } from './reductions.js';
 import { condReference, scanReference, whileReference } from './control-flow.js';
-import { checkpointReference } from './checkpoint.js';
+import { checkpointReference, customCallReference } from './checkpoint.js';
 import {
   broadcastInDimRule,
   concatenateRule,
@@ -116,6 +117,11 @@ export const referenceRules: { [P in Primitive]: ReferenceRule<P> } = {
   while: whileReference,
   cond: condReference,
   checkpoint: checkpointReference,
+  custom_jvp_call: customCallReference,
+  custom_vjp_call: customCallReference,
+  custom_lin: () => {
+    throw new TypeError(CUSTOM_VJP_JVP_ERROR);
+  },
   name: copyRule,
   device_put: copyRule,
 };

@@ -109,6 +109,11 @@ export function fullRaise(trace: Trace, x: Array): Tracer {
   throw new ValueError(`jaxon: cannot lift tracer ${x} (level ${x.trace.main.level}) into ${trace.main.name} (level ${level})`);
 }
 
+/** Whether `main` is still on the trace stack (its tracers are live; a transformation that finished is not). */
+export function isActive(main: MainTrace): boolean {
+  return stack.includes(main);
+}
+
 export function currentLevel(): number {
   return stack.length;
 }

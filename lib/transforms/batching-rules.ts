@@ -25,7 +25,9 @@ import {
   abstractEval,
   aval,
 } from '../core/primitives.js';
+import type { MainTrace } from '../trace/core.js';
 import { checkpointBatch } from './remat-rules.js';
+import { customJvpCallBatch, customLinBatch, customVjpCallBatch } from './custom-derivatives.js';
 import { condBatch } from './control-flow/cond-rules.js';
 import { scanBatch } from './control-flow/scan-rules.js';
 import { whileBatch } from './control-flow/while-rules.js';
@@ -38,6 +40,8 @@ export type BatchRule<P extends Primitive> = (
   dims: BatchDim[],
   params: PrimitiveParams[P],
   axisSize: number,
+  /** The vmap's main trace, for rules that run user functions under the same vmap (custom derivative rules). */
+  main?: MainTrace,
 ) => [Array[], BatchDim[]];
 
 const range = (n: number): number[] => globalThis.Array.from({ length: n }, (_, i) => i);
@@ -330,6 +334,9 @@ export const batchingRules: { [P in Primitive]: BatchRule<P> } = {
   dot_general: dotGeneralRule,
   stop_gradient: unaryRule('stop_gradient'),
   checkpoint: checkpointBatch,
+  custom_jvp_call: customJvpCallBatch,
+  custom_vjp_call: customVjpCallBatch,
+  custom_lin: customLinBatch,
   name: unaryRule('name'),
   device_put: unaryRule('device_put'),
   scan: scanBatch,

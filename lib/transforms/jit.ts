@@ -6,6 +6,7 @@
 // binding its equations, so grad(jit(f)), vmap(jit(f)) and jit(jit(f))
 // compose. Donated arguments are unusable after the call.
 import { Array, type ArrayLike } from '../core/array.js';
+import { arrayFromValues } from '../core/bind.js';
 import { isArrayLike, toArray } from '../core/coerce.js';
 import { ResourceExhaustedError, ValueError, checkOptions, show } from '../core/errors.js';
 import { flatten, type PyTree, type TreeDef, treeDefToString, unflatten } from '../core/pytree.js';
@@ -223,6 +224,8 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
     const arrays = leaves.map((l, i) => {
       if (abstract && isShapeDtypeLike(l)) return null;
       if (!isArrayLike(l)) throw new TypeError(`jax.jit: argument leaf ${i} must be an array or a number, got ${show(l)} (mark it static with staticArgnums)`);
+      // a bare JS number is a weak float (API.md, "JS numbers"): JS cannot tell 2 from 2.0, and JAX's float habit wins
+      if (typeof l === 'number') return arrayFromValues([l], [], 'float32', true);
       return toArray('jax.jit', l, `argument leaf ${i}`);
     });
     const avals = arrays.map((a, i) => a?.aval ?? structAval(leaves[i] as ShapeDtypeLike, i));

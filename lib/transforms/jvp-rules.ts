@@ -20,6 +20,7 @@ import {
   type JvpRule, type Tangent, addTangents, broadcastTo, full, instantiate, jvpFlat, scalar, zerosLike,
 } from './jvp.js';
 import { checkpointJvp } from './remat-rules.js';
+import { customJvpCallJvp, customLinJvp, customVjpCallJvp } from './custom-derivatives.js';
 import { condJvp } from './control-flow/cond-rules.js';
 import { scanJvp } from './control-flow/scan-rules.js';
 import { whileJvp } from './control-flow/while-rules.js';
@@ -432,6 +433,10 @@ export const jvpRules: { [P in Primitive]: JvpRule<P> } = {
 
   // remat (remat-rules.ts): the tangent of a named value is not named; a transfer moves the tangent too
   checkpoint: checkpointJvp,
+  // custom derivatives (custom-derivatives.ts): the user's rule; custom_lin has none (jvp of a custom_vjp function is an error)
+  custom_jvp_call: customJvpCallJvp,
+  custom_vjp_call: customVjpCallJvp,
+  custom_lin: customLinJvp,
   name: ([x], [t], params) => [[bind1('name', [x!], params)], [t!]],
   device_put: linearJvp('device_put'),
 

@@ -14,6 +14,7 @@ import { type Atom, type Jaxpr, Literal, Var, literalArray } from '../trace/jaxp
 import { inverseGather, scatterWinners } from './jvp-rules.js';
 import { unbroadcast, zerosLike } from './jvp.js';
 import { checkpointTranspose } from './remat-rules.js';
+import { customCallTranspose, customLinTranspose } from './custom-derivatives.js';
 import { condTranspose } from './control-flow/cond-rules.js';
 import { scanTranspose } from './control-flow/scan-rules.js';
 import { whileTranspose } from './control-flow/while-rules.js';
@@ -264,6 +265,10 @@ export const transposeRules: { [P in Primitive]: TransposeRule<P> | NotLinear | 
 
   // remat (remat-rules.ts): checkpoint_name is the identity; a transfer's cotangent goes back to the source memory kind
   checkpoint: { multiOutput: checkpointTranspose },
+  // custom derivatives (custom-derivatives.ts): a custom call on tangents is linear in its jaxpr; custom_lin runs the bwd rule
+  custom_jvp_call: { multiOutput: customCallTranspose },
+  custom_vjp_call: { multiOutput: customCallTranspose },
+  custom_lin: { multiOutput: customLinTranspose },
   name: unaryLinear((ct) => ct),
   device_put: unaryLinear((ct, _x, { srcKind, dstKind }) => bind1('device_put', [ct], { srcKind: dstKind, dstKind: srcKind })),
 

@@ -59,7 +59,7 @@ export class BatchTrace implements Trace {
     // checked per example first, so shape errors name the shapes the user's function sees
     const expected = abstractEval[prim](ins.map((t) => t.aval), params);
     if (dims.every((d) => d === null)) return bind(prim, vals, params).map((v) => new BatchTracer(this, v, null));
-    const [outs, outDims] = batchingRules[prim](vals, dims, params, this.axisSize);
+    const [outs, outDims] = batchingRules[prim](vals, dims, params, this.axisSize, this.main);
     return outs.map((v, i) => {
       const t = new BatchTracer(this, v, outDims[i]!);
       const e = expected[i]!;

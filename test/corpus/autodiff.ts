@@ -221,11 +221,9 @@ export const snippets: Snippet[] = [
     t.throws(() => jax.vjp(fJs, 4.0), { name: 'TracerBoolConversionError' });
   }),
 
-  // FINDING: API.md ("JS numbers") says jit, grad and vjp treat a bare JS number argument or cotangent as a weak
-  // float; jit traces an integral one as a weak int32 instead (jax.jit((x) => x)(2.0).dtype is int32), so the
-  // cookbook's jit(f_vjp)(1.) raises "jax.vjp pullback: the dtype of cotangent leaf 0, int32, must equal the dtype of
-  // the corresponding primal output, float32". JAX prints (Array(3.1415927, dtype=float32, weak_type=True),).
-  failing(`${COOKBOOK} › The implementation of jacfwd and jacrev`, 'jit(f_vjp)(1.) with a bare JS number cotangent is (3.1415927,)', (t) => {
+  // jit treats a bare JS number argument as a weak float (API.md, "JS numbers"), so the cookbook's jit(f_vjp)(1.)
+  // works as in JAX, which prints (Array(3.1415927, dtype=float32, weak_type=True),).
+  snippet(`${COOKBOOK} › The implementation of jacfwd and jacrev`, 'jit(f_vjp)(1.) with a bare JS number cotangent is (3.1415927,)', (t) => {
     const [, fVjp] = jax.vjp((x: jax.Array) => jnp.multiply(jnp.pi, x), 4.0);
     const out = jax.jit(fVjp)(1.0) as jax.Array[];
     expectScalar(t, out[0], 3.1415927, { dtype: 'float32' });

@@ -29,7 +29,9 @@ export interface CatalogueEntry {
 const bytesOf = (dtype: DType, size: number) => size * itemsize(dtype);
 
 /** Primitives lower.ts handles without a kernel (aliases) or as programs (control flow, remat). */
-export const PRIMITIVES_WITHOUT_KERNELS: readonly Primitive[] = ['reshape', 'squeeze', 'stop_gradient', 'name', 'scan', 'while', 'cond', 'checkpoint'];
+export const PRIMITIVES_WITHOUT_KERNELS: readonly Primitive[] = [
+  'reshape', 'squeeze', 'stop_gradient', 'name', 'scan', 'while', 'cond', 'checkpoint', 'custom_jvp_call', 'custom_vjp_call', 'custom_lin',
+];
 
 const FLOATS: DType[] = ['float32', 'float16', 'bfloat16'];
 const INTS: DType[] = ['int32', 'uint8'];
