@@ -288,9 +288,12 @@ def compile_child(sizes: str, cache_dir: str) -> None:
 
 def first_call_ms(sizes: str, cache_dir: str) -> float:
     here = os.path.dirname(os.path.abspath(__file__))
-    stdout = subprocess.run([sys.executable, os.path.join(here, "tutorial.py"), "--compile-child", sizes, cache_dir],
-                            check=True, capture_output=True, text=True).stdout
-    return json.loads(stdout.strip().splitlines()[-1])["first_call_ms"]
+    done = subprocess.run([sys.executable, os.path.join(here, "tutorial.py"), "--compile-child", sizes, cache_dir],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        # the child's own error (an XLA autotuner failure was seen on an H100), not just its exit status
+        raise RuntimeError(f"compile child exited with {done.returncode}: {done.stderr.strip()[-600:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])["first_call_ms"]
 
 
 def compile_workloads(s: dict, sizes: str) -> list:
