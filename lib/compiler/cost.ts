@@ -24,6 +24,7 @@ import { type DType, isFloating, itemsize, roundToDType } from '../core/dtype.js
 import { CUSTOM_VJP_JVP_ERROR, type Primitive, type PrimitiveParams, type ReducePrimitive, type ShapedArray } from '../core/primitives.js';
 import { sizeOf } from '../core/shape.js';
 import { type Atom, type Jaxpr, type JaxprEqn, Literal, type Var } from '../trace/jaxpr.js';
+import { primitivesWith } from '../core/traits.js';
 
 export interface CostAnalysis {
   flops: number;
@@ -159,9 +160,8 @@ function total(roots: Value[]): Totals {
 
 // ---- elementwise ops, with StableHLO's folding and identities ----
 
-const TRANSCENDENTAL = new Set([
-  'exp', 'log', 'logistic', 'pow', 'sqrt', 'cbrt', 'rsqrt', 'tanh', 'sin', 'cos', 'tan', 'expm1', 'log1p', 'atan2', 'erf',
-]);
+/** What XLA's HloCostAnalysis counts as transcendental (core/traits.ts). */
+const TRANSCENDENTAL = primitivesWith('xlaTranscendental');
 
 const FOLD: Record<string, (...x: number[]) => number> = {
   add: (a, b) => a + b, sub: (a, b) => a - b, mul: (a, b) => a * b, div: (a, b) => a / b, rem: (a, b) => a % b,

@@ -34,6 +34,7 @@ import { KernelGraph } from './kernel-graph.js';
 import { type Plan, collapseAxes, lowerPrimitive } from './lower.js';
 import { eliminateCommonSubexpressions, liveEquations } from './passes.js';
 import { inlineCheckpoints } from './inline-checkpoints.js';
+import { primitivesWith } from '../core/traits.js';
 
 // ---- the program fusion produces (run by executable.ts) ----
 
@@ -106,11 +107,8 @@ const REDUCTIONS: Partial<Record<Primitive, ReduceOp>> = {
 // Run by the executable over nested programs (executable.ts).
 const CONTROL_FLOW = new Set<Primitive>(['scan', 'while', 'cond']);
 
-// What XLA calls expensive: worth a buffer rather than a second evaluation.
-const EXPENSIVE = new Set<Primitive>([
-  'exp', 'exp2', 'log', 'expm1', 'log1p', 'tanh', 'logistic', 'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh',
-  'asinh', 'acosh', 'atanh', 'sqrt', 'rsqrt', 'cbrt', 'erf', 'div', 'rem', 'pow', 'atan2',
-]);
+// What XLA calls expensive: worth a buffer rather than a second evaluation (core/traits.ts).
+const EXPENSIVE = primitivesWith('expensive');
 
 // Ops whose half-precision result is already representable (no rounding node needed).
 const EXACT_IN_HALF = new Set<string>(['select', 'clamp', 'neg', 'abs', 'copy', 'max', 'min', 'sign']);

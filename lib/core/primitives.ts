@@ -9,6 +9,7 @@ import type { ClosedJaxpr } from '../trace/jaxpr.js';
 import type { Array } from './array.js';
 import { checkControlFlow } from './control-flow-avals.js';
 import { withMemorySpaces } from './memory-space.js';
+import { primitivesWith } from './traits.js';
 
 /** Abstract value: what tracing knows of an array. */
 export interface ShapedArray {
@@ -187,12 +188,9 @@ function sameDtypes(prim: string, avals: ShapedArray[]): void {
   }
 }
 
-const FLOAT_ONLY = new Set<string>([
-  'exp', 'exp2', 'log', 'expm1', 'log1p', 'tanh', 'logistic', 'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'sinh',
-  'cosh', 'asinh', 'acosh', 'atanh', 'sqrt', 'rsqrt', 'cbrt', 'erf', 'floor', 'ceil', 'round', 'is_finite', 'atan2',
-  'nextafter', 'reduce_precision',
-]);
-const INT_OR_BOOL_ONLY = new Set<string>(['not', 'and', 'or', 'xor']);
+// dtype classes from the one table of traits (core/traits.ts)
+const FLOAT_ONLY = primitivesWith('floatOnly');
+const INT_OR_BOOL_ONLY = primitivesWith('intOrBoolOnly');
 
 function checkDtypeClass(prim: string, dtype: DType): void {
   if (FLOAT_ONLY.has(prim) && !isFloating(dtype)) fail(prim, `requires a floating-point operand, got ${dtype}`);

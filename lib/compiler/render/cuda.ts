@@ -41,6 +41,7 @@
 // change nothing; --use_fast_math (approximate libm) and --ftz=true (flushed
 // subnormals) would, so the runtime must not pass them.
 import { isFloating } from '../../core/dtype.js';
+import { primitivesWith } from '../../core/traits.js';
 import { kernelJson, kernelName } from '../kernel-ir.js';
 import type { ElementwiseKernel, Expr, Kernel } from '../kernel-ir.js';
 import { CUDA_PRELUDE } from './cuda-prelude.js';
@@ -171,10 +172,8 @@ function shortHash(text: string): string {
   return (a.toString(16).padStart(8, '0') + b.toString(16).padStart(8, '0')).slice(0, 12);
 }
 
-const TRANSCENDENTAL = new Set<string>([
-  'exp', 'exp2', 'log', 'expm1', 'log1p', 'tanh', 'logistic', 'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh',
-  'asinh', 'acosh', 'atanh', 'cbrt', 'erf', 'pow', 'atan2', 'rem', 'nextafter',
-]);
+/** Ops rendered as libm-sized calls (core/traits.ts). */
+const TRANSCENDENTAL = primitivesWith('libmCall');
 
 /** Whether any expr calls a libm-sized function. */
 function exprsUseTranscendentals(exprs: readonly Expr[]): boolean {

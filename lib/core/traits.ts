@@ -1,0 +1,57 @@
+// One table of primitive traits (issue 14): every primitive says here which
+// dtype class it accepts and how the compiler should treat it, and the sets
+// the layers used to keep by hand (primitives.ts's float-only check, fusion's
+// expensive ops, the cost model's transcendentals, the CUDA renderer's libm
+// calls) are derived from it. The table is typed over every primitive, so a
+// new primitive that forgets its traits is a compile error here.
+import type { Primitive } from './primitives.js';
+
+export interface PrimitiveTraits {
+  /** Operands must be floating point ('requires a floating-point operand'). */
+  floatOnly?: boolean;
+  /** Operands must be integers or booleans (bitwise ops). */
+  intOrBoolOnly?: boolean;
+  /** XLA's HloCostAnalysis counts one transcendental per element (the cost model matches JAX's costAnalysis). */
+  xlaTranscendental?: boolean;
+  /** XLA's IsExpensive: fusion materializes its result rather than evaluating it twice. */
+  expensive?: boolean;
+  /** Rendered as a libm-sized function call (exp, sin, pow, ...): CUDA kernels use at most 4 vector lanes for it. */
+  libmCall?: boolean;
+}
+
+const none: PrimitiveTraits = {};
+/** A libm function of floats that XLA counts as transcendental and expensive. */
+const math: PrimitiveTraits = { floatOnly: true, xlaTranscendental: true, expensive: true, libmCall: true };
+/** A libm function of floats that XLA does not count as transcendental (but is expensive). */
+const mathOther: PrimitiveTraits = { floatOnly: true, expensive: true, libmCall: true };
+const bitwise: PrimitiveTraits = { intOrBoolOnly: true };
+
+export const TRAITS: { readonly [P in Primitive]: PrimitiveTraits } = {
+  // unary
+  neg: none, sign: none, floor: { floatOnly: true }, ceil: { floatOnly: true }, round: { floatOnly: true },
+  is_finite: { floatOnly: true }, exp: math, exp2: mathOther, log: math, expm1: math, log1p: math, tanh: math,
+  logistic: math, sin: math, cos: math, tan: math, asin: mathOther, acos: mathOther, atan: mathOther, sinh: mathOther,
+  cosh: mathOther, asinh: mathOther, acosh: mathOther, atanh: mathOther,
+  sqrt: { floatOnly: true, xlaTranscendental: true, expensive: true }, rsqrt: { floatOnly: true, xlaTranscendental: true, expensive: true },
+  cbrt: math, erf: math, abs: none, not: bitwise, integer_pow: none, reduce_precision: { floatOnly: true }, copy: none,
+  square: none,
+  // binary
+  add: none, sub: none, mul: none, div: { expensive: true }, rem: { expensive: true, libmCall: true },
+  pow: { xlaTranscendental: true, expensive: true, libmCall: true }, max: none, min: none,
+  atan2: { floatOnly: true, xlaTranscendental: true, expensive: true, libmCall: true }, and: bitwise, or: bitwise,
+  xor: bitwise, nextafter: { floatOnly: true, libmCall: true },
+  eq: none, ne: none, lt: none, le: none, gt: none, ge: none,
+  // the rest: no elementwise traits
+  select_n: none, clamp: none, convert_element_type: none, iota: none, broadcast_in_dim: none, reshape: none,
+  transpose: none, squeeze: none, rev: none, slice: none, pad: none, concatenate: none, dynamic_slice: none,
+  dynamic_update_slice: none, gather: none, scatter: none, scatter_add: none, scatter_mul: none, scatter_min: none,
+  scatter_max: none, reduce_sum: none, reduce_prod: none, reduce_max: none, reduce_min: none, reduce_and: none,
+  reduce_or: none, argmax: none, argmin: none, cumsum: none, cumprod: none, cummax: none, cummin: none,
+  dot_general: none, stop_gradient: none, scan: none, while: none, cond: none, checkpoint: none, name: none,
+  device_put: none, custom_jvp_call: none, custom_vjp_call: none, custom_lin: none,
+};
+
+/** The primitives (or kernel-IR op names, which are the primitives' names) with a trait. */
+export function primitivesWith(trait: keyof PrimitiveTraits): ReadonlySet<string> {
+  return new Set(Object.entries(TRAITS).filter(([, t]) => t[trait] === true).map(([p]) => p));
+}
