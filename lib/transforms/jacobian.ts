@@ -98,70 +98,81 @@ function flattenArgs(fn: string, diff: unknown[]): { leaves: Array[]; defs: Tree
   return { leaves, defs };
 }
 
-/** jax.jacrev(f, argnums?, options?): reverse mode, one vjp, vmapped over the outputs' basis. */
-export function jacrev(f: Fn, argnums?: number | number[] | JacobianOptions, maybeOptions?: JacobianOptions): (...args: unknown[]) => unknown {
-  const fn = 'jax.jacrev';
+/** What jacrev and jacfwd share for one call: the differentiated arguments, flattened, and fn of those alone. */
+interface Call {
+  fn: string;
+  single: boolean;
+  diff: unknown[];
+  inLeaves: Array[];
+  inDefs: TreeDef[];
+  /** fn of the differentiated arguments only, the others fixed */
+  g: Fn;
+  hasAux: boolean;
+}
+
+/** A Jacobian transformation: checks f and the options once, and each call's argnums and argument dtypes; `build` gives [jacobian, aux]. */
+function jacobianTransform(fn: string, f: Fn, argnums: number | number[] | JacobianOptions | undefined, maybeOptions: JacobianOptions | undefined, build: (c: Call) => [unknown, unknown]) {
   if (typeof f !== 'function') throw new TypeError(`${fn}: fn must be a function, got ${show(f)}`);
   const options = jacobianOptions(fn, argnums, maybeOptions);
-  return (...args: unknown[]) => {
+  return (...args: unknown[]): unknown => {
     const { nums, single } = argnumList(fn, options.argnums, args.length);
     const diff = nums.map((n) => args[n]);
     const { leaves: inLeaves, defs: inDefs } = flattenArgs(fn, diff);
     floatLeaves(fn, 'differentiated arguments', inLeaves);
-    const g = partial(f, args, nums);
-    const [out, pullback, aux] = options.hasAux ? vjpWithAux(g as Fn, ...diff) : [...vjp(g as Fn, ...diff), undefined];
-    const [outLeaves, outDef] = flatten(out as PyTree);
-    const outs = outLeaves.map((l, i) => toArray(fn, l, `output leaf ${i}`));
-    floatLeaves(fn, 'outputs', outs);
-    const blocks = outs.map((y, i) => {
-      const zero = (o: Array) => lax.broadcastInDim(lax.convertElementType(toArray(fn, 0), o.dtype), [...o.shape], []);
-      const cotangents = (e: Array) => unflatten(outDef, outs.map((o, k) => (k === i ? e : zero(o))));
-      const rows = vmap((e: Array) => flatten(pullback(cotangents(e)) as PyTree)[0] as Array[])(basis(y.shape, y.dtype)) as Array[];
-      return rows.map((r, j) => lax.reshape(r, [...y.shape, ...inLeaves[j]!.shape]));
-    });
-    const jac = assemble(outDef, inDefs, single, blocks);
+    const [jac, aux] = build({ fn, single, diff, inLeaves, inDefs, g: partial(f, args, nums) as Fn, hasAux: options.hasAux === true });
     return options.hasAux ? [jac, aux] : jac;
   };
 }
 
+/** The float output leaves of a result and their structure. */
+function outputLeaves(fn: string, out: unknown): { outs: Array[]; outDef: TreeDef } {
+  const [outLeaves, outDef] = flatten(out as PyTree);
+  const outs = outLeaves.map((l, i) => toArray(fn, l, `output leaf ${i}`));
+  floatLeaves(fn, 'outputs', outs);
+  return { outs, outDef };
+}
+
+const zerosOf = (fn: string, x: Array) => lax.broadcastInDim(lax.convertElementType(toArray(fn, 0), x.dtype), [...x.shape], []);
+
+/** jax.jacrev(f, argnums?, options?): reverse mode, one vjp, vmapped over the outputs' basis. */
+export function jacrev(f: Fn, argnums?: number | number[] | JacobianOptions, maybeOptions?: JacobianOptions): (...args: unknown[]) => unknown {
+  return jacobianTransform('jax.jacrev', f, argnums, maybeOptions, ({ fn, single, diff, inLeaves, inDefs, g, hasAux }) => {
+    const [out, pullback, aux] = hasAux ? vjpWithAux(g, ...diff) : [...vjp(g, ...diff), undefined];
+    const { outs, outDef } = outputLeaves(fn, out);
+    const blocks = outs.map((y, i) => {
+      const cotangents = (e: Array) => unflatten(outDef, outs.map((o, k) => (k === i ? e : zerosOf(fn, o))));
+      const rows = vmap((e: Array) => flatten(pullback(cotangents(e)) as PyTree)[0] as Array[])(basis(y.shape, y.dtype)) as Array[];
+      return rows.map((r, j) => lax.reshape(r, [...y.shape, ...inLeaves[j]!.shape]));
+    });
+    return [assemble(outDef, inDefs, single, blocks), aux];
+  });
+}
+
 /** jax.jacfwd(f, argnums?, options?): forward mode, jvp vmapped over the inputs' basis. */
 export function jacfwd(f: Fn, argnums?: number | number[] | JacobianOptions, maybeOptions?: JacobianOptions): (...args: unknown[]) => unknown {
-  const fn = 'jax.jacfwd';
-  if (typeof f !== 'function') throw new TypeError(`${fn}: fn must be a function, got ${show(f)}`);
-  const options = jacobianOptions(fn, argnums, maybeOptions);
-  return (...args: unknown[]) => {
-    const { nums, single } = argnumList(fn, options.argnums, args.length);
-    const diff = nums.map((n) => args[n]);
-    const { leaves: inLeaves, defs: inDefs } = flattenArgs(fn, diff);
-    floatLeaves(fn, 'differentiated arguments', inLeaves);
-    const g = partial(f, args, nums);
-    const primals = inDefs.map((def, a) => unflatten(def, inLeaves.slice(offset(inDefs, a), offset(inDefs, a) + numLeaves(def))));
-    const zeros = inLeaves.map((x) => lax.broadcastInDim(lax.convertElementType(toArray(fn, 0), x.dtype), [...x.shape], []));
+  return jacobianTransform('jax.jacfwd', f, argnums, maybeOptions, ({ fn, single, inLeaves, inDefs, g, hasAux }) => {
+    const trees = (leaves: Array[]) => inDefs.map((def, a) => unflatten(def, leaves.slice(offset(inDefs, a), offset(inDefs, a) + numLeaves(def))));
+    const primals = trees(inLeaves);
+    const zeros = inLeaves.map((x) => zerosOf(fn, x));
     // one forward pass (no tangents) for the structure, the values and aux
     const result = (g as (...a: unknown[]) => unknown)(...primals);
-    const [out, aux] = options.hasAux ? (result as [unknown, unknown]) : [result, undefined];
-    const gOut = options.hasAux ? (...a: unknown[]) => ((g as (...b: unknown[]) => unknown)(...a) as [unknown, unknown])[0] : g;
-    const [outLeaves, outDef] = flatten(out as PyTree);
-    const outs = outLeaves.map((l, i) => toArray(fn, l, `output leaf ${i}`));
-    floatLeaves(fn, 'outputs', outs);
+    const [out, aux] = hasAux ? (result as [unknown, unknown]) : [result, undefined];
+    const gOut = hasAux ? (...a: unknown[]) => ((g as (...b: unknown[]) => unknown)(...a) as [unknown, unknown])[0] : g;
+    const { outs, outDef } = outputLeaves(fn, out);
     const pushOut = (j: number) => (e: Array) => {
-      const leaves = zeros.map((z, k) => (k === j ? e : z));
-      const tangents = inDefs.map((def, a) => unflatten(def, leaves.slice(offset(inDefs, a), offset(inDefs, a) + numLeaves(def))));
-      const [, t] = jvp(gOut as Fn, primals, tangents) as [unknown, unknown];
+      const [, t] = jvp(gOut as Fn, primals, trees(zeros.map((z, k) => (k === j ? e : z)))) as [unknown, unknown];
       return flatten(t as PyTree)[0] as Array[];
     };
     // columns[j][i]: d out_i / d in_j, shaped [size_j, ...out_i.shape]
     const columns = inLeaves.map((x, j) => vmap(pushOut(j))(basis(x.shape, x.dtype)) as Array[]);
     const blocks = outs.map((y, i) =>
       inLeaves.map((x, j) => {
-        const c = columns[j]![i]!; // [size_j, ...y.shape]
-        const moved = lax.transpose(c, [...y.shape.map((_, d) => d + 1), 0]);
+        const moved = lax.transpose(columns[j]![i]!, [...y.shape.map((_, d) => d + 1), 0]);
         return lax.reshape(moved, [...y.shape, ...x.shape]);
       }),
     );
-    const jac = assemble(outDef, inDefs, single, blocks);
-    return options.hasAux ? [jac, aux] : jac;
-  };
+    return [assemble(outDef, inDefs, single, blocks), aux];
+  });
 }
 
 function offset(defs: TreeDef[], a: number): number {
