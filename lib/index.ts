@@ -19,6 +19,8 @@ export { Array } from './core/array.js';
 export type { ArrayLike } from './core/array.js';
 export type { DType } from './core/dtype.js';
 export { promoteTypes, resultType } from './core/dtype.js';
+/** jax.config: `jax.config.update('jaxEnableX64', true)` (or JAX's 'jax_enable_x64'), `jax.config.jaxEnableX64`. */
+export { config } from './core/config.js';
 export { ValueError, ResourceExhaustedError, ConcretizationTypeError, TracerBoolConversionError, IndexError } from './core/errors.js';
 export { tidy, keep, liveArrayCount } from './core/memory.js';
 export { Device, devices, defaultBackend, environmentInfo } from './runtime/device.js';
@@ -32,6 +34,11 @@ export { hessian, jacfwd, jacobian, jacrev } from './transforms/jacobian.js';
 export { AttributeError, CustomJVPException, CustomVJPException, UnexpectedTracerError, customJvp, customVjp } from './transforms/custom-derivatives.js';
 export type { CustomJvp, CustomJvpOptions, CustomVjp, CustomVjpOptions } from './transforms/custom-derivatives.js';
 export { blockUntilReady, deviceGet, makeMesh } from './transforms/host.js';
+export { NotImplementedError, RuntimeError, pureCallback } from './transforms/callbacks.js';
+export type { DebugCallbackOptions, DebugPrintOptions, PrintSink, PureCallbackOptions } from './transforms/callbacks.js';
+export { KeyError } from './core/python-format.js';
+/** jax.debug: print and callback (work under jit, vmap, grad and in loops); setPrintSink redirects print's lines. */
+export * as debug from './transforms/debug.js';
 export { adCheckpoint, checkpoint, checkpointName, checkpointPolicies, remat } from './transforms/remat.js';
 export type { CheckpointOptions, CheckpointPolicy, MemoryKind, PolicyDecision } from './transforms/remat.js';
 export * as random from './random/index.js';

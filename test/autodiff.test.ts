@@ -12,6 +12,10 @@ import { partialEvalJaxpr } from '../lib/transforms/partial-eval.js';
 import { UndefinedPrimal, backwardPass, notLinear, transposeRules } from '../lib/transforms/transpose.js';
 import { assertArray, assertThrowsMentioning } from './helpers/oracle.js';
 
+// 64-bit on for the whole file, as JAX's tests run with jax_enable_x64: it tests float64 arguments (second derivatives to 1e-14, dtype mismatch errors).
+// What x64 off (the default) does to float64 requests is config.test.ts's subject.
+jax.config.update('jaxEnableX64', true);
+
 const { numpy: jnp, lax } = jax;
 type Fn = (...args: never[]) => unknown;
 
@@ -278,7 +282,9 @@ test('every primitive has a jvp rule and a transpose entry; linear primitives ha
     // control flow: transposed by their own rules (while's raises JAX's reverse-mode error)
     'scan', 'while', 'cond',
     // custom derivatives: a custom call on tangents transposes its jaxpr; custom_lin's transpose is the bwd rule
-    'custom_jvp_call', 'custom_vjp_call', 'custom_lin'];
+    'custom_jvp_call', 'custom_vjp_call', 'custom_lin',
+    // host callbacks: a debug callback's transpose gives no cotangents; a pure callback's raises JAX's error
+    'debug_callback', 'pure_callback'];
   for (const p of primitives) t.is(transposeRules[p as keyof typeof transposeRules] !== notLinear, linear.includes(p), p);
 });
 

@@ -13,6 +13,10 @@ import * as jax from '../lib/index.js';
 import { bind1 } from '../lib/core/bind.js';
 import { type CheckGradsOptions, Rng, checkGrads } from './helpers/check-grads.js';
 
+// 64-bit on for the whole file, as JAX's tests run with jax_enable_x64: it tests float64 arguments, checked at float64 tolerances.
+// What x64 off (the default) does to float64 requests is config.test.ts's subject.
+jax.config.update('jaxEnableX64', true);
+
 const { numpy: jnp, lax } = jax;
 
 const rng = new Rng(42);
@@ -238,6 +242,16 @@ const cases: Case[] = [
   // custom derivatives whose rules are the true derivatives (the second order differentiates the rules); custom_vjp is reverse mode only
   { name: 'customJvp (custom_jvp_call)', fn: (x, y) => customSinMul(jnp.exp(x), y), args: () => [rand([3]), rand([3])] },
   { name: 'customVjp (custom_vjp_call, custom_lin)', fn: (x, y) => customSinMulVjp(jnp.exp(x), y), args: () => [rand([3]), rand([3])], options: { modes: ['rev'] } },
+  // a debug callback sees the primals and changes no derivative (its callback here records nothing, so nothing prints)
+  {
+    name: 'debug callback (debug_callback) beside the computation',
+    fn: (x) => {
+      const y = jnp.sin(x);
+      jax.debug.callback(() => {}, y);
+      return jnp.multiply(y, x);
+    },
+    args: () => [rand([3])],
+  },
   // (the value comes back before the function returns: a host output would meet the checker's device cotangents, which JAX rejects too)
   {
     name: 'device_put to pinned_host and back',
@@ -282,6 +296,8 @@ const NOT_DIFFERENTIABLE = new Set<string>([
   'argmax', 'argmin', 'stop_gradient',
   // the tangent map of a custom_vjp function: it appears only in derivatives, and forward mode through it is an error
   'custom_lin',
+  // a pure callback has no derivative: differentiating it raises JAX's error (debug-callbacks.test.ts)
+  'pure_callback',
 ]);
 
 test('the catalogue covers every differentiable primitive', (t) => {

@@ -11,6 +11,7 @@ import type { Array } from '../lib/core/array.js';
 import * as jax from '../lib/index.js';
 import { ClosedJaxpr } from '../lib/trace/jaxpr.js';
 import { checkGrads } from './helpers/check-grads.js';
+import { withX64 } from './helpers/x64.js';
 import { assertArray, assertThrowsMentioning, checkAgainstReference, randomValues } from './helpers/oracle.js';
 
 const { numpy: jnp, lax } = jax;
@@ -407,7 +408,8 @@ test('grad through cond takes the branch that ran; cond with an integer-indexed 
   close(t, jax.grad(g as Fn, { argnums: 1 })(jnp.array(0, { dtype: 'int32' }), x), [Math.exp(0.3), Math.exp(0.4)], 1e-6);
 });
 
-test('check_grads: scan, reverse scan with a closed-over weight, and cond at order 2; while in forward mode', (t) => {
+// serial: float64 arguments need x64 on, which it turns on (process-wide) while it runs
+test.serial('check_grads: scan, reverse scan with a closed-over weight, and cond at order 2; while in forward mode', (t) => withX64(true, () => {
   const xs = rand([4, 2], 41, -1, 1, 'float64');
   const scanFn = (w: Array, h0: Array) => (lax.scan((h: Array, x: Array) => {
     const next = jnp.sin(jnp.add(jnp.multiply(h, w), x));
@@ -421,7 +423,7 @@ test('check_grads: scan, reverse scan with a closed-over weight, and cond at ord
   checkGrads(t, condFn as Fn, [f64([-0.4, -0.5]), f64([1.5, -0.3])], { order: 2 });
   const whileFn = (x: Array) => lax.whileLoop((c: [Array, Array]) => jnp.less(c[0], 3), ([i, v]: [Array, Array]) => [jnp.add(i, 1), jnp.sin(jnp.multiply(v, x))] as [Array, Array], [jnp.array(0, { dtype: 'int32' }), x] as [Array, Array])[1];
   checkGrads(t, whileFn as Fn, [f64([0.7, 1.1])], { order: 2, modes: ['fwd'] });
-});
+}));
 
 // ---- vmap ----
 

@@ -5,12 +5,16 @@
 // nearest-value search (bfloat16), from test/fixtures/gen_elementwise.py.
 import test from 'ava';
 import * as fs from 'node:fs';
-import { numpy as jnp, lax } from '../lib/index.js';
+import { config, numpy as jnp, lax } from '../lib/index.js';
 import {
   type DType, type TypeInfo, DTYPES, bfloat16BitsToFloat32, castToInteger, checkDType, float16BitsToFloat32,
   float32ToBfloat16Bits, float32ToFloat16Bits, promoteTypes, resultType, roundToDType, scalarType, wrapInteger,
 } from '../lib/core/dtype.js';
 import { assertThrowsMentioning } from './helpers/oracle.js';
+
+// 64-bit on for the whole file, as JAX's tests run with jax_enable_x64: it tests float64 in the promotion table and in kernels.
+// What x64 off (the default) does to float64 requests is config.test.ts's subject.
+config.update('jaxEnableX64', true);
 
 type Code = 'b' | 'u8' | 'u16' | 'u32' | 'i8' | 'i16' | 'i32' | 'bf' | 'f16' | 'f32' | 'f64' | 'i*' | 'f*';
 

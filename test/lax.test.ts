@@ -5,10 +5,14 @@
 // negative padding, empty axes, NaN in reductions). Also hand-checked values
 // where the semantics are the point, and the abstract-eval errors.
 import test from 'ava';
-import { numpy as jnp, lax } from '../lib/index.js';
+import { config, numpy as jnp, lax } from '../lib/index.js';
 import type { Array } from '../lib/core/array.js';
 import { type DType, DTYPES, isFloating } from '../lib/core/dtype.js';
 import { assertArray, assertThrowsMentioning, checkAgainstReference, randomValues } from './helpers/oracle.js';
+
+// 64-bit on for the whole file, as JAX's tests run with jax_enable_x64: it tests every primitive in float64 too.
+// What x64 off (the default) does to float64 requests is config.test.ts's subject.
+config.update('jaxEnableX64', true);
 
 const FLOATS: DType[] = ['float32', 'float16', 'bfloat16', 'float64'];
 const INTS: DType[] = ['int8', 'int16', 'int32', 'uint8', 'uint16', 'uint32'];

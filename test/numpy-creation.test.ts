@@ -5,10 +5,14 @@
 // conversions from JS data, and the errors for bad input.
 import test from 'ava';
 import * as fs from 'node:fs';
-import { numpy as jnp, lax } from '../lib/index.js';
+import { config, numpy as jnp, lax } from '../lib/index.js';
 import { Array } from '../lib/core/array.js';
 import type { DType } from '../lib/core/dtype.js';
 import { assertArray, assertThrowsMentioning, checkAgainstReference } from './helpers/oracle.js';
+
+// 64-bit on for the whole file, as JAX's tests run with jax_enable_x64: it tests float64 creation (exact values, Float64Array data).
+// What x64 off (the default) does to float64 requests is config.test.ts's subject.
+config.update('jaxEnableX64', true);
 
 type Value = number | string;
 interface CreationCase { name: string; args: number[]; options: Record<string, unknown>; shape: number[]; dtype: DType; values: Value[] }

@@ -6,10 +6,14 @@
 // the float64 reference interpreter.
 import test from 'ava';
 import * as fs from 'node:fs';
-import { numpy as jnp, lax } from '../lib/index.js';
+import { config, numpy as jnp, lax } from '../lib/index.js';
 import type { Array } from '../lib/core/array.js';
 import type { DType } from '../lib/core/dtype.js';
 import { assertArray, assertThrowsMentioning, checkAgainstReference, randomValues } from './helpers/oracle.js';
+
+// 64-bit on for the whole file, as JAX's tests run with jax_enable_x64: it tests float64 kernels against the reference interpreter.
+// What x64 off (the default) does to float64 requests is config.test.ts's subject.
+config.update('jaxEnableX64', true);
 
 type Value = number | string;
 interface UnaryCase { dtype: DType; outDtype: DType; x: Value[]; y: Value[] }

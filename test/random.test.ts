@@ -11,6 +11,7 @@ import { threefry2x32, threefry2x32Hash } from '../lib/random/threefry.js';
 import { erfInv } from '../lib/random/xla-math.js';
 import { assertArray, assertThrowsMentioning, randomValues } from './helpers/oracle.js';
 import { decodeNumber as decode, loadFixture } from './helpers/fixtures.js';
+import { withX64 } from './helpers/x64.js';
 
 const { random, numpy: jnp } = jax;
 
@@ -175,11 +176,12 @@ test('the fixtures cover every sampler and the 16-bit floats', (t) => {
   for (const d of ['uniform/float16', 'uniform/bfloat16', 'normal/float16', 'normal/bfloat16', 'truncatedNormal/bfloat16', 'randint/uint8', 'randint/int16', 'randint/uint32', 'bits/uint8']) t.true(dtypes.has(d), d);
 });
 
-test('float64 samples match JAX with jax_enable_x64', (t) => {
+// serial: it turns the process-wide x64 setting on while it runs (the other tests run with the default, off)
+test.serial('float64 samples match JAX with jax_enable_x64', (t) => withX64(true, () => {
   for (const c of fixtures.x64.cases) assertOut(t, runCase(c), c.out, `${c.fn} ${JSON.stringify(c.options)} [${c.shape}]`, 1e-15);
   const { x, out } = fixtures.x64.erfInv;
   assertOut(t, erfInv(jnp.array(x.map(decode), { dtype: 'float64' })), out, 'erfInv float64', 1e-15);
-});
+}));
 
 test('erfInv (float32) is XLA ErfInv32 bit for bit, including ±1 and tiny inputs', (t) => {
   const { x, out } = fixtures.erfInv;

@@ -14,6 +14,7 @@ import { inlineCheckpoints } from '../lib/compiler/inline-checkpoints.js';
 import * as jax from '../lib/index.js';
 import type { ClosedJaxpr, Jaxpr } from '../lib/trace/jaxpr.js';
 import { checkGrads } from './helpers/check-grads.js';
+import { withX64 } from './helpers/x64.js';
 import { assertArray, assertThrowsMentioning, randomValues } from './helpers/oracle.js';
 
 const { numpy: jnp, checkpointPolicies: policies } = jax;
@@ -313,13 +314,14 @@ test('gradients of the two-matmul network are the same under every policy', (t) 
   for (const [name, policy] of ALL_POLICIES) assertSame(t, jax.grad(jax.remat(linear, { policy }) as Fn, { argnums: [0, 1] })(...args), plain, `x @ w1 @ w2: ${name}`);
 });
 
-test('check_grads of remat to order 2 (forward and reverse) against the float64 oracle', (t) => {
+// serial: float64 arguments need x64 on, which it turns on (process-wide) while it runs
+test.serial('check_grads of remat to order 2 (forward and reverse) against the float64 oracle', (t) => withX64(true, () => {
   const f64 = (shape: number[], seed: number) => rand(shape, seed).astype('float64');
   for (const [name, policy] of [ALL_POLICIES[0]!, ALL_POLICIES[3]!, ALL_POLICIES[5]!, ALL_POLICIES[7]!]) {
     t.log(name);
     checkGrads(t, jax.remat(network, { policy }) as Fn, [f64([3, 2], 1), f64([2, 2], 2), f64([2, 3], 3)], { order: 2, modes: ['fwd', 'rev'] });
   }
-});
+}));
 
 test('grad of grad through remat', (t) => {
   const g = (x: Array) => jnp.sin(jnp.sin(x));

@@ -16,10 +16,11 @@ import { snippets as docstrings } from './corpus/docstrings.js';
 
 const corpus: Snippet[] = [...quickstart, ...sharpBits, ...jitAndControlFlow, ...vectorization, ...autodiff, ...pytrees, ...random, ...docstrings];
 
-for (const { source, title, kind, run } of corpus) {
+for (const { source, title, kind, run, serial } of corpus) {
   const name = `${source} › ${title}`;
   if (kind === 'todo') test.todo(name);
   else if (kind === 'failing') test.failing(name, run!);
+  else if (serial) test.serial(name, run!);
   else test(name, run!);
 }
 

@@ -510,6 +510,27 @@ test('vmap of control flow: scan, while (batched predicate) and cond (batched an
   check(t, 'vmap(cond), unbatched predicate', branch as Fn, [jnp.array(false), rand([2, 3], 9)], [null, 1]);
 });
 
+test('vmap of host callbacks: debug_callback once per element, pure_callback by its vmapMethod', (t) => {
+  // (debug-callbacks.test.ts tests printing; here the rules must equal the per-example loop)
+  const seen: number[][] = [];
+  const record = (x: Array) => {
+    jax.debug.callback((v: Array) => {
+      seen.push([...v.dataSync()]);
+    }, x);
+    return jnp.sin(x);
+  };
+  const xs = rand([3, 2], 1);
+  check(t, 'vmap(debug.callback)', record as Fn, [xs], [0]);
+  const rows = [...xs.dataSync()];
+  const expected = [[rows[0]!, rows[1]!], [rows[2]!, rows[3]!], [rows[4]!, rows[5]!]];
+  // the batched call and the loop each called back once per row, in order
+  t.deepEqual(seen, [...expected, ...expected]);
+  for (const vmapMethod of ['sequential', 'expand_dims', 'broadcast_all'] as const) {
+    const f = (x: Array, y: Array) => jax.pureCallback((a: Array, b: Array) => jnp.add(jnp.multiply(a, 2), b), new jax.ShapeDtypeStruct(x.shape as number[], x.dtype), x, y, { vmapMethod });
+    check(t, `vmap(pureCallback) with vmapMethod '${vmapMethod}'`, f as Fn, [rand([4, 2], 2), rand([2], 3)], [0, null]);
+  }
+});
+
 test('axisSize: no mapped inputs, unbatched outputs are broadcast', (t) => {
   const out = vmap(() => jnp.arange(3), { axisSize: 2 })() as Array;
   assertArray(t, out, { shape: [2, 3], dtype: 'int32', values: [0, 1, 2, 0, 1, 2] });

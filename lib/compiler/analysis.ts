@@ -94,7 +94,7 @@ export function cudaKernels(plan: ProgramPlan, argAlign?: readonly number[], out
       out.push(...cudaKernels(body, argA, outA));
     } else if (layout.plans.primitive === 'while') {
       out.push(...cudaKernels(layout.plans.cond), ...cudaKernels(layout.plans.body));
-    } else {
+    } else if (layout.plans.primitive === 'cond') {
       for (const b of layout.plans.branches) out.push(...cudaKernels(b));
     }
   });

@@ -25,9 +25,11 @@ export function describePlan(plan: ProgramPlan, indent = ''): string {
     else {
       lines.push(`${indent}${k}: ${s.eqn.primitive} (${s.inputs.map(name).join(', ')}) -> (${s.outputs.map(name).join(', ')})`);
       const layout = plan.calls.get(k)!;
-      const parts = layout.plans.primitive === 'scan' ? [['body', layout.plans.body] as const]
-        : layout.plans.primitive === 'while' ? [['cond', layout.plans.cond] as const, ['body', layout.plans.body] as const]
-          : layout.plans.branches.map((b, i) => [`branch ${i}`, b] as const);
+      const plans = layout.plans;
+      const parts = plans.primitive === 'scan' ? [['body', plans.body] as const]
+        : plans.primitive === 'while' ? [['cond', plans.cond] as const, ['body', plans.body] as const]
+          : plans.primitive === 'cond' ? plans.branches.map((b, i) => [`branch ${i}`, b] as const)
+            : []; // a host callback runs no nested plan
       for (const [label, p] of parts) {
         lines.push(`${indent}  ${label}:`);
         lines.push(describePlan(p, `${indent}    `));

@@ -28,7 +28,7 @@ import {
   type MemoryKind, type Primitive, type PrimitiveParams, type ShapedArray, BINARY_PRIMITIVES, COMPARE_PRIMITIVES, UNARY_PRIMITIVES,
 } from '../core/primitives.js';
 import { type Shape, shapesEqual, sizeOf, stridesOf } from '../core/shape.js';
-import { type Atom, type Jaxpr, type JaxprEqn, Literal, Var } from '../trace/jaxpr.js';
+import { type Atom, type Jaxpr, type JaxprEqn, Literal, Var, eqnHasEffects } from '../trace/jaxpr.js';
 import type { Expr, Kernel, ReduceOp } from './kernel-ir.js';
 import { KernelGraph } from './kernel-graph.js';
 import { type Plan, collapseAxes, lowerPrimitive } from './lower.js';
@@ -61,7 +61,11 @@ export interface ProgramLaunch {
   label: string;
 }
 
-/** Control flow (scan, while, cond), run by the executable over nested programs of its jaxprs. */
+/**
+ * Control flow (scan, while, cond), run by the executable over nested
+ * programs of its jaxprs; or a host callback (debug_callback, pure_callback),
+ * which the host runs on its inputs once they are computed.
+ */
 export interface ProgramCall {
   kind: 'call';
   eqn: JaxprEqn;
@@ -104,8 +108,8 @@ const REDUCTIONS: Partial<Record<Primitive, ReduceOp>> = {
   argmax: 'argmax', argmin: 'argmin',
 };
 
-// Run by the executable over nested programs (executable.ts).
-const CONTROL_FLOW = new Set<Primitive>(['scan', 'while', 'cond']);
+// Run by the executable over nested programs (executable.ts), or on the host (callbacks): 'call' steps.
+const CALLS = new Set<Primitive>(['scan', 'while', 'cond', 'debug_callback', 'pure_callback']);
 
 // What XLA calls expensive: worth a buffer rather than a second evaluation (core/traits.ts).
 const EXPENSIVE = primitivesWith('expensive');
@@ -364,13 +368,25 @@ class Fusion {
   #producer = new Map<Var, JaxprEqn>();
   #eqnIndex = new Map<JaxprEqn, number>();
   #analyses = new WeakMap<Unit, Analysis>();
+  /**
+   * Equations with effects run in program order: each reads a token the one
+   * before it writes, so the kernel graph orders them as it orders data (a
+   * merge elsewhere never swaps two prints). Tokens get no buffers.
+   */
+  #effectTokens = new Map<JaxprEqn, { after: Var | null; token: Var }>();
   readonly eqns: JaxprEqn[];
 
   constructor(readonly jaxpr: Jaxpr) {
     this.eqns = liveEquations(jaxpr);
+    let previous: Var | null = null;
     this.eqns.forEach((e, i) => {
       this.#eqnIndex.set(e, i);
       for (const v of e.outVars) this.#producer.set(v, e);
+      if (eqnHasEffects(e)) {
+        const token = new Var({ shape: [], dtype: 'bool', weakType: false });
+        this.#effectTokens.set(e, { after: previous, token });
+        previous = token;
+      }
     });
   }
 
@@ -530,7 +546,13 @@ class Fusion {
   #analyzeOpaque(u: Extract<Unit, { kind: 'opaque' }>): Analysis {
     const reads = new Set<Var>();
     for (const x of u.eqn.inputs) if (x instanceof Var) reads.add(this.base(x));
-    return { valid: true, reads, produces: [...u.eqn.outVars], expanders: [], exprs: new Map() };
+    const produces = [...u.eqn.outVars];
+    const effect = this.#effectTokens.get(u.eqn);
+    if (effect) {
+      if (effect.after) reads.add(effect.after);
+      produces.push(effect.token);
+    }
+    return { valid: true, reads, produces, expanders: [], exprs: new Map() };
   }
 
   #analyzeElementwise(u: Extract<Unit, { kind: 'elementwise' }>): Analysis {
@@ -672,7 +694,7 @@ class Fusion {
       if (u.kind === 'opaque') {
         const e = u.eqn;
         const operand = (x: Atom) => (x instanceof Literal ? literalBuffer(x) : valueBuffer(x));
-        if (CONTROL_FLOW.has(e.primitive)) {
+        if (CALLS.has(e.primitive)) {
           steps.push({ kind: 'call', eqn: e, inputs: e.inputs.map(operand), outputs: e.outVars.map(valueBuffer), label });
           continue;
         }

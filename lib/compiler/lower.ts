@@ -163,7 +163,7 @@ const alias: LowerRule<unknown> = () => ({ launches: [], temps: [], aliases: new
 
 /** Control flow is a program, not a kernel: it runs through its registered implementation (runtime/eager.ts `registerImpl`). */
 const opaqueCall = (prim: string): LowerRule<unknown> => () => {
-  throw new Error(`lower: ${prim} is control flow, not one kernel; the eager interpreter runs it through its registered impl and the compiler must treat it as an opaque call (hasImpl)`);
+  throw new Error(`lower: ${prim} is control flow or a host callback, not one kernel; the eager interpreter runs it through its registered impl and the compiler must treat it as an opaque call (hasImpl)`);
 };
 
 const elementwiseRules = Object.fromEntries(
@@ -214,6 +214,9 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   custom_lin: () => {
     throw new TypeError(CUSTOM_VJP_JVP_ERROR);
   },
+  // host callbacks run on the host (their registered impl eagerly; a call step of the program runner under jit)
+  debug_callback: opaqueCall('debug_callback'),
+  pure_callback: opaqueCall('pure_callback'),
   name: alias,
   // a transfer between memory kinds: a copy on the CPU backend
   device_put: (ins, outs) => elementwiseRule('copy')(ins, outs, {}),

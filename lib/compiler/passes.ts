@@ -1,14 +1,15 @@
 // Jaxpr-level passes that run before fusion: common subexpression
-// elimination (an equation equal to an earlier one reuses its outputs; every
-// primitive is pure) and dead code elimination (equations no output needs).
+// elimination (an equation equal to an earlier one reuses its outputs) and
+// dead code elimination (equations no output needs). Equations with effects
+// (a debug callback, a loop that prints) are neither merged nor removed.
 // The remat work adds preventCse regions, which CSE must then leave alone.
-import { type Atom, Jaxpr, type JaxprEqn, Var } from '../trace/jaxpr.js';
+import { type Atom, Jaxpr, type JaxprEqn, Var, eqnHasEffects } from '../trace/jaxpr.js';
 
-/** A key for equal parameters, or null when they hold something other than plain data. */
+/** A key for equal parameters, or null when they hold something other than plain data (objects of classes, functions). */
 function paramsKey(params: unknown): string | null {
   let plain = true;
   const text = JSON.stringify(params, (_k, v: unknown) => {
-    if (v !== null && typeof v === 'object' && !globalThis.Array.isArray(v) && Object.getPrototypeOf(v) !== Object.prototype) plain = false;
+    if (typeof v === 'function' || (v !== null && typeof v === 'object' && !globalThis.Array.isArray(v) && Object.getPrototypeOf(v) !== Object.prototype)) plain = false;
     return v;
   });
   return plain ? text : null;
@@ -28,7 +29,7 @@ export function eliminateCommonSubexpressions(jaxpr: Jaxpr): Jaxpr {
   const eqns: JaxprEqn[] = [];
   for (const e of jaxpr.eqns) {
     const inputs = e.inputs.map(atom);
-    const params = paramsKey(e.params);
+    const params = eqnHasEffects(e) ? null : paramsKey(e.params);
     const key = params === null ? null : `${e.primitive}|${params}|${inputs.map((a) => (a instanceof Var ? `v${id(a)}` : `${a.value}:${a.aval.dtype}:${a.aval.weakType}`)).join(',')}`;
     const earlier = key === null ? undefined : seen.get(key);
     if (earlier) {
@@ -42,14 +43,14 @@ export function eliminateCommonSubexpressions(jaxpr: Jaxpr): Jaxpr {
   return replaced.size ? new Jaxpr(jaxpr.constVars, jaxpr.inVars, eqns, jaxpr.outs.map(atom)) : jaxpr;
 }
 
-/** Equations some output depends on, in order. */
+/** Equations some output depends on, and those with effects, in order. */
 export function liveEquations(jaxpr: Jaxpr): JaxprEqn[] {
   const live = new Set<Var>();
   for (const o of jaxpr.outs) if (o instanceof Var) live.add(o);
   const kept: JaxprEqn[] = [];
   for (let i = jaxpr.eqns.length - 1; i >= 0; i--) {
     const e = jaxpr.eqns[i]!;
-    if (!e.outVars.some((v) => live.has(v))) continue;
+    if (!e.outVars.some((v) => live.has(v)) && !eqnHasEffects(e)) continue;
     kept.push(e);
     for (const x of e.inputs) if (x instanceof Var) live.add(x);
   }

@@ -14,7 +14,8 @@
 // that is dead, or read only at the element being written, when the output
 // is written. Control flow (scan / while / cond) runs nested plans of its
 // jaxprs; a call step reserves scratch (the nested arenas and the loop's
-// second carry buffers) in its caller's arena for the duration of the step.
+// second carry buffers) in its caller's arena for the duration of the step;
+// a host callback is a call step too, with no nested plans and no scratch.
 // Copy steps get their transfer stream and window (schedule.ts). The plan is
 // target-independent apart from alignment: the program runners
 // (runtime/cpu-executable.ts, runtime/cuda-executable.ts) and cross-lowering
@@ -44,11 +45,12 @@ export type Bytes = Record<MemoryKind, number>;
 
 const zeroBytes = (): Bytes => ({ device: 0, pinned_host: 0 });
 
-/** Nested plans of a control-flow step, with the scratch each needs. */
+/** Nested plans of a control-flow step, with the scratch each needs; a host callback has none. */
 export type CallPlans =
   | { primitive: 'scan'; body: ProgramPlan }
   | { primitive: 'while'; cond: ProgramPlan; body: ProgramPlan }
-  | { primitive: 'cond'; branches: ProgramPlan[] };
+  | { primitive: 'cond'; branches: ProgramPlan[] }
+  | { primitive: 'debug_callback' | 'pure_callback' };
 
 export interface CallLayout {
   plans: CallPlans;
@@ -318,6 +320,7 @@ export function nestedPlans(plans: CallPlans): ProgramPlan[] {
     case 'scan': return [plans.body];
     case 'while': return [plans.cond, plans.body];
     case 'cond': return plans.branches;
+    case 'debug_callback': case 'pure_callback': return [];
   }
 }
 
@@ -451,6 +454,8 @@ function callLayout(step: ProgramCall, alignment: number, nested: Map<JaxprEqn, 
   } else if (e.primitive === 'cond') {
     const p = e.params as PrimitiveParams['cond'];
     plans = made ?? { primitive: 'cond', branches: p.branches.map((b) => nestedPlan(b, alignment)) };
+  } else if (e.primitive === 'debug_callback' || e.primitive === 'pure_callback') {
+    plans = { primitive: e.primitive };
   } else {
     throw new Error(`plan: internal error: ${e.primitive} is not control flow`);
   }

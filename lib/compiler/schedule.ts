@@ -16,6 +16,7 @@
 import { itemsize } from '../core/dtype.js';
 import type { MemoryKind } from '../core/primitives.js';
 import type { Program, ProgramStep } from './fuse.js';
+import { eqnHasEffects } from '../trace/jaxpr.js';
 import type { Kernel } from './kernel-ir.js';
 
 /** The buffers a step reads and writes. */
@@ -40,12 +41,21 @@ export function launchOutputCount(kernel: Kernel, total: number): number {
   }
 }
 
-/** For each step, the earlier steps it must follow: the last writer of each buffer it touches, and the readers since then of each buffer it writes. */
+/**
+ * For each step, the earlier steps it must follow: the last writer of each
+ * buffer it touches, the readers since then of each buffer it writes, and
+ * the step with the last effect before its own (prints stay in program order).
+ */
 export function stepDependences(program: Program): Set<number>[] {
   const lastWriter = new Map<number, number>();
   const readersSince = new Map<number, number[]>();
+  let lastEffect = -1;
   return program.steps.map((s, k) => {
     const deps = new Set<number>();
+    if (s.kind === 'call' && eqnHasEffects(s.eqn)) {
+      if (lastEffect >= 0) deps.add(lastEffect);
+      lastEffect = k;
+    }
     const { reads, writes } = stepBuffers(s);
     for (const b of [...reads, ...writes]) {
       const w = lastWriter.get(b);

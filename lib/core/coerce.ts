@@ -4,7 +4,7 @@
 // every layer that takes user arguments (trace, transforms, the API) needs it.
 import { Array, type ArrayLike } from './array.js';
 import { arrayFromValues } from './bind.js';
-import { type DType, castToInteger, checkDType, integerRange, isFloating, isInt32, isInteger, scalarType } from './dtype.js';
+import { type DType, canonicalizeDType, castToInteger, checkUserDType, integerRange, isFloating, isInt32, isInteger, scalarType } from './dtype.js';
 import { ValueError, show } from './errors.js';
 import { type NestedArray, dtypeOfTypedArray, flattenNested } from './host.js';
 
@@ -44,8 +44,10 @@ export function toArray(fn: string, x: unknown, arg = 'x', dtype?: DType): Array
   }
   if (typeof x === 'boolean') return arrayFromValues([x], [], dtype ?? 'bool');
   if (ArrayBuffer.isView(x)) {
-    const inferred = dtypeOfTypedArray(x);
-    if (!inferred) throw new TypeError(`${fn}: ${arg} is a ${x.constructor.name}, which jaxon cannot read`);
+    const typed = dtypeOfTypedArray(x);
+    if (!typed) throw new TypeError(`${fn}: ${arg} is a ${x.constructor.name}, which jaxon cannot read`);
+    // a Float64Array is float32 data while x64 is off, as JAX canonicalizes a NumPy float64 array (silently)
+    const inferred = canonicalizeDType(typed);
     let values = x as unknown as { length: number; [i: number]: number };
     // float data into an integer dtype saturates, like a convert on the device (not wrapping like -300.0 → int8 -44)
     if (dtype && isFloating(inferred) && isInteger(dtype)) values = globalThis.Array.from(values as unknown as Iterable<number>, (v) => castToInteger(v, dtype));
@@ -60,5 +62,5 @@ export function toArray(fn: string, x: unknown, arg = 'x', dtype?: DType): Array
 }
 
 export function optionalDtype(fn: string, dtype: unknown): DType | undefined {
-  return dtype === undefined || dtype === null ? undefined : checkDType(fn, dtype);
+  return dtype === undefined || dtype === null ? undefined : checkUserDType(fn, dtype);
 }

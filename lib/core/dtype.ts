@@ -1,7 +1,12 @@
 // dtypes, their storage, and JAX's type promotion lattice with weak types.
 // Promotion follows jax._src.dtypes (the lattice in JAX's "Type promotion
 // semantics" doc) with 64-bit integers canonicalized to 32 bits, as JAX does
-// with x64 off; float64 exists as an explicit dtype.
+// with x64 off (jaxon has no 64-bit integers). float64 exists while
+// jax.config's jaxEnableX64 is on; while it is off (the default, as in JAX)
+// canonicalizeDType turns it into float32 wherever JAX canonicalizes: the
+// dtypes users ask for (checkUserDType, with JAX's UserWarning), the dtypes
+// data imply, and resultType.
+import { x64Enabled } from './config.js';
 import { ValueError, show } from './errors.js';
 
 export type DType =
@@ -37,6 +42,36 @@ export function isDType(value: unknown): value is DType {
 export function checkDType(fn: string, value: unknown, arg = 'dtype'): DType {
   if (isDType(value)) return value;
   throw new TypeError(`${fn}: ${arg} must be one of ${DTYPES.join(', ')}, got ${show(value)}`);
+}
+
+/**
+ * JAX's canonicalize_dtype: with x64 off, a 64-bit dtype becomes its 32-bit
+ * counterpart (float64 → float32); with x64 on, every dtype is itself.
+ */
+export function canonicalizeDType(dtype: DType): DType {
+  return dtype === 'float64' && !x64Enabled() ? 'float32' : dtype;
+}
+
+const warnedFunctions = new Set<string>();
+
+/**
+ * JAX's check_and_canonicalize_user_dtype: validates a dtype a user asked
+ * for and canonicalizes it. A 64-bit request truncated to 32 bits emits JAX's
+ * UserWarning, once per function (JAX's warnings show once per call site).
+ */
+export function checkUserDType(fn: string, value: unknown, arg = 'dtype'): DType {
+  const dtype = checkDType(fn, value, arg);
+  const canonical = canonicalizeDType(dtype);
+  if (canonical !== dtype && !warnedFunctions.has(fn)) {
+    warnedFunctions.add(fn);
+    process.emitWarning(
+      `Explicitly requested dtype ${dtype} requested in ${fn} is not available, and will be truncated to dtype ${canonical}. ` +
+        "To enable more dtypes, set the jaxEnableX64 configuration option (jax.config.update('jaxEnableX64', true)) " +
+        'or the JAXON_ENABLE_X64 shell environment variable. See https://github.com/jax-ml/jax#current-gotchas for more.',
+      { type: 'UserWarning', code: 'JAXON_DTYPE_TRUNCATED' },
+    );
+  }
+  return canonical;
 }
 
 export const isFloating = (d: DType): boolean =>
@@ -253,10 +288,17 @@ function toNode(t: TypeInfo): LatticeNode {
 
 /**
  * JAX's result_type: the promoted dtype of the operands, weak when the result
- * comes from weak operands only. 64-bit integers canonicalize to 32 bits.
+ * comes from weak operands only, canonicalized (64-bit integers become 32-bit;
+ * float64 becomes float32 while x64 is off).
  */
 export function resultType(...types: TypeInfo[]): TypeInfo {
   if (types.length === 0) throw new ValueError('resultType: at least one type is required');
+  const joined = latticeJoin(types);
+  return { dtype: canonicalizeDType(joined.dtype), weak: joined.weak };
+}
+
+/** The least upper bound of the operands' types; 64-bit integers (which jaxon lacks) are 32-bit, float64 stays. */
+function latticeJoin(types: readonly TypeInfo[]): TypeInfo {
   let node = toNode(types[0]!);
   for (let i = 1; i < types.length; i++) node = join(node, toNode(types[i]!));
   switch (node) {
@@ -272,9 +314,12 @@ export function resultType(...types: TypeInfo[]): TypeInfo {
   }
 }
 
-/** jnp.promote_types for two strong dtypes. */
+/**
+ * jnp.promote_types for two strong dtypes. Like JAX's, it does not
+ * canonicalize: float32 with float64 is float64 even while x64 is off.
+ */
 export function promoteTypes(a: DType, b: DType): DType {
-  return resultType({ dtype: a, weak: false }, { dtype: b, weak: false }).dtype;
+  return latticeJoin([{ dtype: a, weak: false }, { dtype: b, weak: false }]).dtype;
 }
 
 /** The default dtype a JS number takes (int32 for integer values, else float32), weakly typed. */

@@ -13,6 +13,11 @@ export class IndexError extends Error {
   override name = 'IndexError';
 }
 
+/** A missing attribute or option: an unknown jax.config option, a custom function without its rule (JAX's AttributeError). */
+export class AttributeError extends Error {
+  override name = 'AttributeError';
+}
+
 /** A device ran out of memory (JAX's XlaRuntimeError RESOURCE_EXHAUSTED). */
 export class ResourceExhaustedError extends Error {
   override name = 'ResourceExhaustedError';

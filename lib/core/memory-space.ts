@@ -71,6 +71,11 @@ function outputSpaces<P extends Primitive>(prim: P, avals: readonly ShapedArray[
       return (params as PrimitiveParams['custom_jvp_call']).callJaxpr.outAvals.map(memorySpaceOf);
     case 'custom_lin':
       return (params as PrimitiveParams['custom_lin']).outAvals.map(memorySpaceOf);
+    // the host reads operands in any memory kind; a pure callback's results land in device memory
+    case 'debug_callback':
+      return [];
+    case 'pure_callback':
+      return new globalThis.Array<MemoryKind>(count).fill('device');
     case 'cond': {
       const [first, ...rest] = (params as PrimitiveParams['cond']).branches;
       const spaces = first!.outAvals.map(memorySpaceOf);

@@ -133,7 +133,37 @@ export interface PrimitiveParams extends UnaryParams {
    * of a custom_vjp function is an error, as in JAX), only transposed, by `bwd`.
    */
   custom_lin: { numRes: number; bwd: CustomBwdFunction; outAvals: ShapedArray[]; symbolicZeros: boolean };
+  /**
+   * jax.debug.callback / jax.debug.print (transforms/callbacks.ts): the host
+   * runs `callback` on the operands when the program runs; no outputs. An
+   * effect: never eliminated or merged, and run in program order.
+   */
+  debug_callback: { callback: HostCallback; effect: DebugEffect };
+  /** jax.pureCallback: the host computes the outputs (of `resultAvals`) from the operands; pure, so unused results are eliminated. */
+  pure_callback: { callback: HostCallback; resultAvals: ShapedArray[]; vmapMethod: VmapMethod | null };
 }
+
+/** JAX's DebugEffect / OrderedDebugEffect, as jaxprs print them. */
+export type DebugEffect = 'Debug' | 'OrderedDebug';
+
+/** How jax.pureCallback batches under vmap (JAX's vmap_method). */
+export type VmapMethod = 'sequential' | 'sequential_unrolled' | 'expand_dims' | 'broadcast_all' | 'legacy_vectorized';
+
+/** One operand of a host callback: its bytes (its dtype's storage layout, row-major) and its abstract value. */
+export interface HostArgument {
+  bytes: Uint8Array;
+  aval: ShapedArray;
+}
+
+/**
+ * What the host runs for debug_callback and pure_callback (made by
+ * transforms/callbacks.ts around the user's function): the operands' bytes
+ * in, with the types the results must have (the equation's: vmap's
+ * 'expand_dims' batches them); each result's bytes out (none for a debug
+ * callback). Eager evaluation, both program runners and the reference
+ * interpreter call it alike.
+ */
+export type HostCallback = (args: HostArgument[], results: readonly ShapedArray[]) => Uint8Array[];
 
 /** JAX's error for evaluating custom_lin: forward-mode differentiation of a custom_vjp function. */
 export const CUSTOM_VJP_JVP_ERROR = "can't apply forward-mode autodiff (jvp) to a custom_vjp function.";
@@ -571,6 +601,17 @@ const shapeAndDtypeRules: AbstractEvalTable = {
   custom_lin: (avals, { numRes, outAvals }) => {
     if (avals.length < numRes) fail('custom_lin', `expected at least ${numRes} residual operands, got ${avals.length}`);
     return outAvals.map((o) => aval(o.shape, o.dtype, o.weakType));
+  },
+  debug_callback: (_avals, { callback }) => {
+    if (typeof callback !== 'function') fail('debug_callback', `the callback must be a function, got ${show(callback)}`);
+    return [];
+  },
+  pure_callback: (_avals, { callback, resultAvals }) => {
+    if (typeof callback !== 'function') fail('pure_callback', `the callback must be a function, got ${show(callback)}`);
+    return resultAvals.map((o) => {
+      if (!isDType(o.dtype) || !o.shape.every((d) => Number.isInteger(d) && d >= 0)) fail('pure_callback', `invalid result type ${show(o.dtype)}${show(o.shape)}`);
+      return aval(o.shape, o.dtype);
+    });
   },
   name: (avals, { name }) => {
     arity('name', avals, 1);

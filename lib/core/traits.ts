@@ -17,6 +17,8 @@ export interface PrimitiveTraits {
   expensive?: boolean;
   /** Rendered as a libm-sized function call (exp, sin, pow, ...): CUDA kernels use at most 4 vector lanes for it. */
   libmCall?: boolean;
+  /** Has an effect beyond its outputs (JAX's effectful primitives): never eliminated or merged, and kept in program order. */
+  effectful?: boolean;
 }
 
 const none: PrimitiveTraits = {};
@@ -49,6 +51,8 @@ export const TRAITS: { readonly [P in Primitive]: PrimitiveTraits } = {
   reduce_or: none, argmax: none, argmin: none, cumsum: none, cumprod: none, cummax: none, cummin: none,
   dot_general: none, stop_gradient: none, scan: none, while: none, cond: none, checkpoint: none, name: none,
   device_put: none, custom_jvp_call: none, custom_vjp_call: none, custom_lin: none,
+  // host callbacks: a debug callback prints (an effect); a pure callback is a value like any other
+  debug_callback: { effectful: true }, pure_callback: none,
 };
 
 /** The primitives (or kernel-IR op names, which are the primitives' names) with a trait. */

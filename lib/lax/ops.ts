@@ -7,7 +7,7 @@ import '../runtime/eager.js';
 import { Array, type ArrayLike } from '../core/array.js';
 import { bind1, bind } from '../core/bind.js';
 import { toArray } from '../core/coerce.js';
-import { type DType, castToInteger, checkDType, isFloating, isInteger, roundToDType } from '../core/dtype.js';
+import { type DType, castToInteger, checkUserDType, isFloating, isInteger, roundToDType } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import type { DotDimensionNumbers, GatherDimensionNumbers, GatherMode, ScatterDimensionNumbers } from '../core/primitives.js';
 import { type PyTree, map as treeMap } from '../core/pytree.js';
@@ -107,7 +107,7 @@ export function reducePrecision(x: ArrayLike, exponentBits: number, mantissaBits
 }
 
 export function convertElementType(x: ArrayLike, newDtype: DType): Array {
-  const dtype = checkDType('lax.convertElementType', newDtype, 'newDtype');
+  const dtype = checkUserDType('lax.convertElementType', newDtype, 'newDtype');
   const xa = toArray('lax.convertElementType', x);
   if (xa.dtype === dtype && !xa.weakType) return xa;
   return bind1('convert_element_type', [xa], { newDtype: dtype, weakType: false });
@@ -137,12 +137,12 @@ export function clamp(lo: ArrayLike, x: ArrayLike, hi: ArrayLike): Array {
 
 export function iota(dtype: DType, size: number): Array {
   const [n] = checkShape('lax.iota', [size], 'size');
-  return bind1('iota', [], { dtype: checkDType('lax.iota', dtype), shape: [n!], dimension: 0 });
+  return bind1('iota', [], { dtype: checkUserDType('lax.iota', dtype), shape: [n!], dimension: 0 });
 }
 
 export function broadcastedIota(dtype: DType, shape: number[], dimension: number): Array {
   const s = checkShape('lax.broadcastedIota', shape);
-  return bind1('iota', [], { dtype: checkDType('lax.broadcastedIota', dtype), shape: s, dimension: normalizeAxis('lax.broadcastedIota', dimension, s.length, 'dimension') });
+  return bind1('iota', [], { dtype: checkUserDType('lax.broadcastedIota', dtype), shape: s, dimension: normalizeAxis('lax.broadcastedIota', dimension, s.length, 'dimension') });
 }
 
 export function broadcastInDim(x: ArrayLike, shape: number[], broadcastDimensions: number[]): Array {
@@ -344,7 +344,7 @@ export function dotGeneral(
   checkOptions('lax.dotGeneral', options, ['precision', 'preferredElementType']);
   const l = toArray('lax.dotGeneral', lhs, 'lhs');
   const r = toArray('lax.dotGeneral', rhs, 'rhs');
-  const pet = options.preferredElementType ? checkDType('lax.dotGeneral', options.preferredElementType, 'preferredElementType') : null;
+  const pet = options.preferredElementType ? checkUserDType('lax.dotGeneral', options.preferredElementType, 'preferredElementType') : null;
   return bind1('dot_general', [l, r], { dimensionNumbers, preferredElementType: pet });
 }
 

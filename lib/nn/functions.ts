@@ -6,7 +6,7 @@
 // JAX does, so inputs near 1e4 do not overflow; logsumexp is jnp.logsumexp.
 import { Array, type ArrayLike } from '../core/array.js';
 import { toArray } from '../core/coerce.js';
-import { type DType, checkDType, isFloating, isInteger } from '../core/dtype.js';
+import { type DType, checkUserDType, isFloating, isInteger } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { normalizeAxis } from '../core/shape.js';
 import * as lax from '../lax/ops.js';
@@ -218,7 +218,7 @@ export function oneHot(x: ArrayLike, numClasses: number, options: { dtype?: DTyp
   if (typeof numClasses !== 'number' || !Number.isInteger(numClasses) || numClasses < 0) {
     throw new TypeError(`${fn}: numClasses must be a non-negative integer, got ${show(numClasses)}`);
   }
-  const dtype = options?.dtype === undefined ? 'float32' : checkDType(fn, options.dtype);
+  const dtype = options?.dtype === undefined ? 'float32' : checkUserDType(fn, options.dtype);
   const axis = normalizeAxis(fn, options?.axis ?? -1, a.ndim + 1);
   const lhs = lax.expandDims(a, [axis]);
   const rhsShape = globalThis.Array.from({ length: a.ndim + 1 }, (_, i) => (i === axis ? numClasses : 1));

@@ -6,7 +6,7 @@
 // divides by 0.87962566103423978, the stddev of a standard normal truncated
 // to (-2, 2); the samples come from lib/random, bit-identical to JAX's.
 import type { Array } from '../core/array.js';
-import { type DType, checkDType, isFloating } from '../core/dtype.js';
+import { type DType, checkUserDType, isFloating } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { tidy } from '../core/memory.js';
 import { checkShape, normalizeAxis } from '../core/shape.js';
@@ -31,7 +31,8 @@ export interface FanOptions {
 }
 
 function initDtype(fn: string, dtype: unknown, fallback: DType | undefined, floatingOnly = true): DType {
-  const d = dtype === undefined || dtype === null ? (fallback ?? 'float32') : checkDType(fn, dtype);
+  const asked = dtype === undefined || dtype === null ? fallback : dtype;
+  const d = asked === undefined ? 'float32' : checkUserDType(fn, asked);
   if (floatingOnly && !isFloating(d)) throw new TypeError(`${fn}: dtype must be a floating dtype, got ${d}`);
   return d;
 }

@@ -4,7 +4,7 @@
 import { Array, type ArrayLike } from '../core/array.js';
 import { arrayFromValues } from '../core/bind.js';
 import { toArray } from '../core/coerce.js';
-import { type DType, isFloating, isInteger } from '../core/dtype.js';
+import { type DType, canonicalizeDType, isFloating, isInteger } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { checkShape } from '../core/shape.js';
 import * as lax from '../lax/ops.js';
@@ -18,7 +18,8 @@ export function array(data: ArrayLike | NestedWithArrays, options: DtypeOptions 
   checkOptions('jnp.array', options, ['dtype', 'copy']);
   const dtype = dtypeOption('jnp.array', options.dtype);
   if (data instanceof Array) {
-    const converted = dtype ? lax.convertElementType(data, dtype) : data.weakType ? lax.convertWeak(data, data.dtype, false) : data;
+    // a float64 Array made while x64 was on becomes float32 once it is off, as JAX canonicalizes
+    const converted = lax.convertElementType(data, dtype ?? canonicalizeDType(data.dtype));
     return options.copy === false || converted !== data ? converted : lax.copy(data);
   }
   if (containsArray(data)) return array(stackNested(data as NestedWithArrays), options);
@@ -64,7 +65,10 @@ function stackNested(data: NestedWithArrays): Array {
 export function asarray(data: ArrayLike | NestedWithArrays, options: DtypeOptions = {}): Array {
   checkOptions('jnp.asarray', options, ['dtype']);
   const dtype = dtypeOption('jnp.asarray', options.dtype);
-  if (data instanceof Array) return dtype && dtype !== data.dtype ? lax.convertElementType(data, dtype) : data;
+  if (data instanceof Array) {
+    const target = dtype ?? canonicalizeDType(data.dtype);
+    return target !== data.dtype ? lax.convertElementType(data, target) : data;
+  }
   return array(data, options);
 }
 

@@ -2,7 +2,7 @@
 // methods that forward to them.
 import { Array, registerArrayMethods } from '../core/array.js';
 import { disposeIntermediates } from '../core/memory.js';
-import { checkDType } from '../core/dtype.js';
+import { checkUserDType } from '../core/dtype.js';
 import * as lax from '../lax/ops.js';
 import * as creation from './creation.js';
 import * as elementwise from './elementwise.js';
@@ -52,7 +52,7 @@ registerArrayMethods(disposeIntermediates({
   argmax: (x, options) => reductions.argmax(x, options as never),
   reshape: (x, shape) => manipulation.reshape(x, shape),
   transpose: (x, axes) => manipulation.transpose(x, axes),
-  astype: (x, dtype) => lax.convertElementType(x, checkDType('Array.astype', dtype)),
+  astype: (x, dtype) => lax.convertElementType(x, checkUserDType('Array.astype', dtype)),
   index: (x, items) => indexing.index(x, items),
   at: (x, items) => indexing.at(x, items),
   more: disposeIntermediates({

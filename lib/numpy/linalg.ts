@@ -4,7 +4,7 @@
 // accumulate in their own dtype unless `preferredElementType` asks for
 // another. `precision` is accepted and ignored, as on JAX's CPU backend.
 import { Array, type ArrayLike } from '../core/array.js';
-import { type DType, checkDType, resultType } from '../core/dtype.js';
+import { type DType, checkUserDType, resultType } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import type { DotDimensionNumbers } from '../core/primitives.js';
 import { normalizeAxis } from '../core/shape.js';
@@ -28,7 +28,7 @@ interface Operands {
 
 function preferredOption(fn: string, options: DotOptions | undefined): DType | null {
   const value = options?.preferredElementType;
-  return value === undefined || value === null ? null : checkDType(fn, value, 'preferredElementType');
+  return value === undefined || value === null ? null : checkUserDType(fn, value, 'preferredElementType');
 }
 
 /** Promotes both operands; returns the preferred element type, if any. */

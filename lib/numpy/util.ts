@@ -3,7 +3,7 @@
 // validates its arguments here and names itself in errors.
 import { Array, type ArrayLike } from '../core/array.js';
 import { toArray } from '../core/coerce.js';
-import { type DType, type TypeInfo, checkDType, resultType, scalarType } from '../core/dtype.js';
+import { type DType, type TypeInfo, checkUserDType, resultType, scalarType } from '../core/dtype.js';
 import { show } from '../core/errors.js';
 import { broadcastShapes, shapesEqual } from '../core/shape.js';
 import * as lax from '../lax/ops.js';
@@ -72,7 +72,7 @@ export function asArray(fn: string, x: unknown, arg = 'x'): Array {
 
 export function dtypeOption(fn: string, dtype: unknown): DType | undefined {
   if (dtype === undefined || dtype === null) return undefined;
-  return checkDType(fn, dtype);
+  return checkUserDType(fn, dtype);
 }
 
 export function checkBoolean(fn: string, value: unknown, arg: string): boolean {

@@ -6,7 +6,7 @@
 // do in JAX (weakly typed), so results match optax in float32 and bfloat16.
 import { Array, type ArrayLike } from '../core/array.js';
 import { toArray } from '../core/coerce.js';
-import { type DType, checkDType } from '../core/dtype.js';
+import { type DType, checkUserDType } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { type PyTree, map } from '../core/pytree.js';
 import * as lax from '../lax/ops.js';
@@ -22,7 +22,7 @@ const mapLeaves = (f: (...xs: Leaf[]) => ArrayLike, ...trees: unknown[]): OptSta
   map((...xs: unknown[]) => f(...(xs as Leaf[])), trees[0] as PyTree, ...(trees.slice(1) as PyTree[])) as OptState;
 
 function optionalDtype(fn: string, value: unknown, arg: string): DType | null {
-  return value === undefined || value === null ? null : checkDType(fn, value, arg);
+  return value === undefined || value === null ? null : checkUserDType(fn, value, arg);
 }
 
 function checkFlag(fn: string, value: unknown, arg: string): boolean {

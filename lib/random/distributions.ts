@@ -11,7 +11,7 @@
 // (FloatMath.round), giving the same values eagerly and under jit.
 import type { Array, ArrayLike } from '../core/array.js';
 import { toArray } from '../core/coerce.js';
-import { type DType, checkDType, integerRange, isFloating, isInteger, itemsize, roundToDType } from '../core/dtype.js';
+import { type DType, checkUserDType, integerRange, isFloating, isInteger, itemsize, roundToDType } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { broadcastShapes, checkShape, normalizeAxis, shapesEqual } from '../core/shape.js';
 import * as lax from '../lax/ops.js';
@@ -140,7 +140,7 @@ function gumbelIn(f: FloatMath, key: Key, shape: number[], mode: 'low' | 'high')
 
 function floatDtype(fn: string, dtype: unknown): FloatDType {
   if (dtype === undefined || dtype === null) return 'float32';
-  const d = checkDType(fn, dtype);
+  const d = checkUserDType(fn, dtype);
   if (!isFloating(d)) throw new ValueError(`${fn}: dtype must be a float dtype, got ${d}`);
   return d as FloatDType;
 }
@@ -362,7 +362,7 @@ export function randint(key: Key, shape: number | number[], minval: ArrayLike, m
   checkOptions(fn, options, ['dtype']);
   const k = checkKey(fn, key);
   const s = checkShape(fn, shape);
-  const dtype = options.dtype === undefined ? 'int32' : checkDType(fn, options.dtype);
+  const dtype = options.dtype === undefined ? 'int32' : checkUserDType(fn, options.dtype);
   if (!isInteger(dtype)) throw new TypeError(`${fn}: randint only accepts integer dtypes, got ${dtype}`);
   let lo = integerBound(fn, minval, 'minval');
   let hi = integerBound(fn, maxval, 'maxval');

@@ -4,7 +4,7 @@
 // random.PRNGKey; a batch of keys is an array [..., 2] to vmap over.
 import { Array } from '../core/array.js';
 import { arrayFromValues } from '../core/bind.js';
-import { type DType, checkDType, isInteger } from '../core/dtype.js';
+import { type DType, checkUserDType, isInteger } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { checkShape } from '../core/shape.js';
 import * as lax from '../lax/ops.js';
@@ -110,7 +110,7 @@ export function bits(key: Key, shape: number | number[] = [], options: { dtype?:
   const fn = 'random.bits';
   checkOptions(fn, options, ['dtype']);
   const k = checkKey(fn, key);
-  const dtype = options.dtype === undefined ? 'uint32' : checkDType(fn, options.dtype);
+  const dtype = options.dtype === undefined ? 'uint32' : checkUserDType(fn, options.dtype);
   const width = BIT_WIDTHS[dtype];
   if (width === undefined) throw new ValueError(`${fn}: dtype must be an unsigned int dtype (uint8, uint16 or uint32), got ${dtype}`);
   return bitsJit(k, width, checkShape(fn, shape));

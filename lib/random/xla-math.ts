@@ -18,10 +18,20 @@ import * as jnp from '../numpy/index.js';
 
 type Operand = Array | number;
 
-/** An operand of an fma in `dtype`, held in float64 (JS numbers are rounded to `dtype` first). */
+/**
+ * An operand of an fma in `dtype`, held in float64 (JS numbers are rounded to `dtype` first). The float64 is
+ * internal, so it holds while x64 is off: made and converted without canonicalization, and combined by lax ops
+ * only (jnp's promotion would canonicalize it to float32).
+ */
 function wide(x: Operand, dtype: 'float32' | 'float64'): Array {
   if (typeof x === 'number') return toArray('random', dtype === 'float32' ? Math.fround(x) : x, 'constant', 'float64');
-  return lax.convertElementType(x, 'float64');
+  return lax.convertWeak(x, 'float64', false);
+}
+
+/** Two operands of a lax binary op broadcast to a common shape (a rank-0 one stays a scalar, as jnp's ufuncs keep it). */
+function sameShape(x: Array, y: Array): [Array, Array] {
+  const shape = jnp.broadcastShapes([...x.shape], [...y.shape]);
+  return [x.ndim === 0 ? x : jnp.broadcastTo(x, shape), y.ndim === 0 ? y : jnp.broadcastTo(y, shape)];
 }
 
 /** TwoSum: s = fl(a + b) and the exact error (a + b) - s (Knuth). */
@@ -62,7 +72,7 @@ export function fma(a: Operand, b: Operand, c: Operand, dtype: 'float32' | 'floa
     // infinities and NaNs: the error terms are NaN, the plain expression is right
     return lax.select(lax.isFinite(exact), exact, lax.add(p, zb));
   }
-  return lax.convertElementType(jnp.add(jnp.multiply(wide(a, dtype), wide(b, dtype)), wide(c, dtype)), 'float32');
+  return lax.convertElementType(lax.add(...sameShape(lax.mul(...sameShape(wide(a, dtype), wide(b, dtype))), wide(c, dtype))), 'float32');
 }
 
 /** c[0]·wⁿ + ... + c[n] by XLA's loop `p = c[i] + p * w`, each step one FMA. */

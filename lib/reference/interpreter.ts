@@ -41,6 +41,7 @@ import {
 import { CUMULATIVE_MONOIDS, REDUCE_MONOIDS, argReduceRule, cumulativeRule, reduceRule } from './reductions.js';
 import { condReference, scanReference, whileReference } from './control-flow.js';
 import { checkpointReference, customCallReference } from './checkpoint.js';
+import { debugCallbackReference, pureCallbackReference } from './callbacks.js';
 import {
   broadcastInDimRule,
   concatenateRule,
@@ -124,6 +125,8 @@ export const referenceRules: { [P in Primitive]: ReferenceRule<P> } = {
   },
   name: copyRule,
   device_put: copyRule,
+  debug_callback: debugCallbackReference,
+  pure_callback: pureCallbackReference,
 };
 
 function checkLength(prim: string, x: RefArray, i: number): void {

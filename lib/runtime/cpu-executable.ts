@@ -8,6 +8,8 @@
 // output buffer and a second buffer so the last iteration lands in the
 // output; while loops alternate the same way and copy once at the end when
 // needed. Arguments donated to the call may hold outputs (plan.ts decides).
+// Host callbacks (jax.debug.print, jax.pureCallback) are call steps too: the
+// host reads their operands' bytes, calls back, and writes the results.
 import { Array } from '../core/array.js';
 import { arrayFromValues } from '../core/bind.js';
 import { packValues } from '../core/host.js';
@@ -15,6 +17,7 @@ import { Storage } from '../core/memory.js';
 import type { MemoryKind, PrimitiveParams } from '../core/primitives.js';
 import { describePlan } from '../compiler/describe-plan.js';
 import type { Program, ProgramLaunch } from '../compiler/fuse.js';
+import type { JaxprEqn } from '../trace/jaxpr.js';
 import { type Kernel, kernelName } from '../compiler/kernel-ir.js';
 import { type CallLayout, ProgramPlan, bufferBytes } from '../compiler/plan.js';
 import { renderC } from '../compiler/render/c.js';
@@ -89,7 +92,7 @@ export class Executable implements ProgramExecutable {
       }
       if (s.kind === 'copy') return { kind: 'copy', src: s.src, dst: s.dst };
       const layout = plan.calls.get(index)!;
-      return { kind: 'call', index, layout, run: callRunner(s.eqn.primitive, s.eqn.params as never, layout) };
+      return { kind: 'call', index, layout, run: callRunner(s.eqn, layout) };
     });
     plan.program.buffers.forEach((b, i) => {
       if (b.kind === 'literal') {
@@ -196,7 +199,13 @@ export class Executable implements ProgramExecutable {
       device: { bytes: hostBuffer(plan.arena.device, "a jitted program's temporaries"), offset: 0, nbytes: plan.arena.device },
       pinned_host: { bytes: hostBuffer(plan.arena.pinned_host, "a jitted program's pinned_host temporaries"), offset: 0, nbytes: plan.arena.pinned_host },
     };
-    this.exec(argRefs, constRefs, outs, arena);
+    try {
+      this.exec(argRefs, constRefs, outs, arena);
+    } catch (error) {
+      // a host callback may throw (a pure callback's result check, a format error): the outputs were never handed out
+      for (const s of storages) s.release();
+      throw error;
+    }
     const handedOut = new Set<number>();
     return program.outputs.map((o, i) => {
       if ('literal' in o) return arrayFromValues([o.literal], o.aval.shape, o.aval.dtype, o.aval.weakType);
@@ -249,6 +258,12 @@ function literalRef(value: number, dtype: import('../core/dtype.js').DType): Ref
   return { bytes, offset: 0, nbytes: bytes.byteLength };
 }
 
+/** A host callback's result into its output buffer (the callback checked its type; a wrong size is a jaxon bug). */
+function copyHostResult(bytes: Uint8Array | undefined, dst: Ref, primitive: string): void {
+  if (!bytes || bytes.byteLength !== dst.nbytes) throw new Error(`jax.jit: internal error: ${primitive} gave ${bytes?.byteLength ?? 'no'} bytes for a ${dst.nbytes}-byte result`);
+  view(dst).set(bytes);
+}
+
 const nestedExecutables = new WeakMap<ProgramPlan, Executable>();
 const executableOf = (p: ProgramPlan): Executable => {
   let e = nestedExecutables.get(p);
@@ -266,7 +281,18 @@ function nestedArena(scratch: Regions, layout: CallLayout, plan: ProgramPlan): R
   };
 }
 
-function callRunner(primitive: string, params: PrimitiveParams['scan'] & PrimitiveParams['while'] & PrimitiveParams['cond'], layout: CallLayout): CallRunner {
+function callRunner(eqn: JaxprEqn, layout: CallLayout): CallRunner {
+  const params = eqn.params as PrimitiveParams['scan'] & PrimitiveParams['while'] & PrimitiveParams['cond'];
+  if (layout.plans.primitive === 'debug_callback' || layout.plans.primitive === 'pure_callback') {
+    // the host calls back on its operands' bytes and writes the results where the program reads them
+    const { callback } = eqn.params as PrimitiveParams['pure_callback'];
+    const avals = eqn.inputs.map((a) => a.aval);
+    const resultAvals = eqn.outVars.map((v) => v.aval);
+    return (ref, inputs, outputs) => {
+      const results = callback(inputs.map((id, i) => ({ bytes: view(ref(id)), aval: avals[i]! })), resultAvals);
+      outputs.forEach((id, k) => copyHostResult(results[k], ref(id), eqn.primitive));
+    };
+  }
   const carrySlot = (scratch: Regions, kind: MemoryKind, k: number, nbytes: number) => sub(scratch[kind], layout.carryOffsets[k]!, nbytes);
   if (layout.plans.primitive === 'scan') {
     const bodyPlan = layout.plans.body;
@@ -329,6 +355,7 @@ function callRunner(primitive: string, params: PrimitiveParams['scan'] & Primiti
       if (cur !== out) cur.forEach((r, k) => copyBytes(r, out[k]!));
     };
   }
+  if (layout.plans.primitive !== 'cond') throw new Error(`jax.jit: internal error: no runner for ${layout.plans.primitive}`);
   const branchPlans = layout.plans.branches;
   const branches = branchPlans.map(executableOf);
   return (ref, inputs, outputs, scratch) => {

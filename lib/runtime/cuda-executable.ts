@@ -17,14 +17,17 @@
 // between the output and a scratch buffer (as the CPU runner does); while
 // and cond read their predicate or branch index back to the host, which
 // waits for the device each iteration, as a GPU without device-side control
-// flow must.
+// flow must. A host callback (jax.debug.print, jax.pureCallback) is a call
+// piece as well: the host reads its operands back once the work before it
+// is done, calls back, and queues its results' copies on the compute stream.
 import { Array } from '../core/array.js';
+import type { JaxprEqn } from '../trace/jaxpr.js';
 import { packValues } from '../core/host.js';
 import { Storage } from '../core/memory.js';
 import type { MemoryKind, PrimitiveParams } from '../core/primitives.js';
 import { describePlan } from '../compiler/describe-plan.js';
 import type { Program } from '../compiler/fuse.js';
-import { type CallLayout, type ProgramPlan, bufferBytes } from '../compiler/plan.js';
+import { type CallLayout, type ProgramPlan, bufferBytes, nestedPlans } from '../compiler/plan.js';
 import { launchOutputCount } from '../compiler/schedule.js';
 import { type CudaKernelSource, renderCuda } from '../compiler/render/cuda.js';
 import type { ProgramExecutable } from './backend.js';
@@ -129,8 +132,7 @@ export class CudaExecutable implements ProgramExecutable {
     for (const [k, layout] of plan.calls) {
       const p = layout.plans;
       const step = steps[k] as Extract<Program['steps'][number], { kind: 'call' }>;
-      const nestedPlans = p.primitive === 'scan' ? [p.body] : p.primitive === 'while' ? [p.cond, p.body] : p.branches;
-      for (const n of nestedPlans) {
+      for (const n of nestedPlans(p)) {
         if (this.#nested.has(n)) continue;
         this.#nested.set(n, new CudaExecutable(backend, n, this.#nestedAlignments(layout, n, step), false));
       }
@@ -227,7 +229,7 @@ export class CudaExecutable implements ProgramExecutable {
       if (k < steps.length) {
         const layout = this.plan.calls.get(k)!;
         const step = steps[k] as Extract<Program['steps'][number], { kind: 'call' }>;
-        this.#pieces.push({ kind: 'call', step: k, layout, run: this.#callRunner(step.eqn.primitive, step.eqn.params as never, layout) });
+        this.#pieces.push({ kind: 'call', step: k, layout, run: this.#callRunner(step.eqn, layout) });
       }
       start = k + 1;
     }
@@ -430,7 +432,23 @@ export class CudaExecutable implements ProgramExecutable {
     });
   }
 
-  #callRunner(primitive: string, params: PrimitiveParams['scan'] & PrimitiveParams['while'] & PrimitiveParams['cond'], layout: CallLayout): CallRunner {
+  #callRunner(eqn: JaxprEqn, layout: CallLayout): CallRunner {
+    const params = eqn.params as PrimitiveParams['scan'] & PrimitiveParams['while'] & PrimitiveParams['cond'];
+    if (layout.plans.primitive === 'debug_callback' || layout.plans.primitive === 'pure_callback') {
+      // the host waits for its operands (a read through the compute stream), calls back, and queues the results' copies
+      const { callback } = eqn.params as PrimitiveParams['pure_callback'];
+      const avals = eqn.inputs.map((a) => a.aval);
+      const resultAvals = eqn.outVars.map((v) => v.aval);
+      const bytesOf = (id: number) => bufferBytes(this.program.buffers[id]!);
+      return (ref, inputs, outputs) => {
+        const results = callback(inputs.map((id, i) => ({ bytes: this.backend.readRegionSync(ref(id), bytesOf(id)), aval: avals[i]! })), resultAvals);
+        outputs.forEach((id, k) => {
+          const bytes = results[k];
+          if (!bytes || bytes.byteLength !== bytesOf(id)) throw new Error(`jax.jit: internal error: ${eqn.primitive} gave ${bytes?.byteLength ?? 'no'} bytes for a ${bytesOf(id)}-byte result`);
+          this.backend.writeRegion(ref(id), bytes);
+        });
+      };
+    }
     const carrySlot = (scratch: Record<MemoryKind, Binding>, kind: MemoryKind, k: number) => at(scratch[kind], layout.carryOffsets[k]!);
     const nestedArena = (scratch: Record<MemoryKind, Binding>): Record<MemoryKind, Binding> => ({
       device: at(scratch.device, layout.nestedOffset.device),
@@ -495,6 +513,7 @@ export class CudaExecutable implements ProgramExecutable {
         if (cur !== out) cur.forEach((r, k) => this.backend.copyRegion(out[k]!, r, bytesOf(outputs[k]!)));
       };
     }
+    if (layout.plans.primitive !== 'cond') throw new Error(`jax.jit: internal error: no runner for ${layout.plans.primitive}`);
     const branchPlans = layout.plans.branches;
     const branches = branchPlans.map((p) => this.#nested.get(p)!);
     return (ref, inputs, outputs, scratch) => {

@@ -207,6 +207,26 @@ export class CudaBackend implements Backend {
     return new Uint8Array(native().cudaToHostSync(this.#staging.handle), 0, bytes);
   }
 
+  /** `bytes` bytes at a region (any memory kind), on the host, once the work queued before that writes them is done (a host callback's operand). */
+  readRegionSync(src: { buffer: CudaBuffer; offset: number }, bytes: number): Uint8Array {
+    if (bytes === 0) return new Uint8Array(0);
+    const copy = this.#alloc(bytes, 'device');
+    try {
+      this.copyRegion({ buffer: copy, offset: 0 }, src, bytes);
+      return new Uint8Array(native().cudaToHostSync(copy.handle));
+    } finally {
+      this.#freeNow(copy);
+    }
+  }
+
+  /** Writes host bytes into a region, ordered on the compute stream after the work queued before (a host callback's result). */
+  writeRegion(dst: { buffer: CudaBuffer; offset: number }, bytes: Uint8Array): void {
+    if (bytes.byteLength === 0) return;
+    const staged = this.fromHost(bytes);
+    this.copyRegion(dst, { buffer: staged, offset: 0 }, bytes.byteLength);
+    this.#freeNow(staged);
+  }
+
   /** A byte of device memory (a while loop's predicate), on the host. */
   readByte(src: { buffer: CudaBuffer; offset: number }): number {
     return this.#readBack(src, 1)[0]!;

@@ -2,7 +2,7 @@
 // weak type and, through its sharding, memory kind). jit(f).lower and
 // evalShape take it where an array would go; nothing is allocated. It lives
 // with the shardings it holds (core knows no shardings).
-import { type DType, checkDType } from '../core/dtype.js';
+import { type DType, canonicalizeDType, checkDType } from '../core/dtype.js';
 import { show } from '../core/errors.js';
 import type { ShapedArray } from '../core/primitives.js';
 import { withMemorySpace } from '../core/memory-space.js';
@@ -47,9 +47,12 @@ export class ShapeDtypeStruct {
   get size(): number {
     return sizeOf(this.shape);
   }
-  /** The abstract value tracing sees; the memory space is the sharding's memory kind. */
+  /**
+   * The abstract value tracing sees; the memory space is the sharding's memory kind. Its dtype is canonicalized
+   * (float64 is float32 while x64 is off), as JAX's shaped_abstractify does; the struct keeps the dtype given.
+   */
   get aval(): ShapedArray {
-    return withMemorySpace({ shape: this.shape, dtype: this.dtype, weakType: this.weakType }, this.sharding?.memoryKind ?? 'device');
+    return withMemorySpace({ shape: this.shape, dtype: canonicalizeDType(this.dtype), weakType: this.weakType }, this.sharding?.memoryKind ?? 'device');
   }
   equals(other: unknown): boolean {
     if (!(other instanceof ShapeDtypeStruct)) return false;

@@ -5,6 +5,7 @@ import { Array } from '../core/array.js';
 import { arrayFromValues, bind } from '../core/bind.js';
 import type { DType } from '../core/dtype.js';
 import type { Primitive, PrimitiveParams, ShapedArray } from '../core/primitives.js';
+import { primitivesWith } from '../core/traits.js';
 
 export class Var {
   constructor(readonly aval: ShapedArray) {}
@@ -136,10 +137,42 @@ export function printJaxpr(jaxpr: Jaxpr, counter: NameCounter = { next: 0 }): st
     const p = !params.length ? '' : nested
       ? `[\n${params.map(([k, v]) => `      ${snake(k)}=${paramString(v, counter).replace(/\n/g, '\n      ')}`).join('\n')}\n    ]`
       : `[${params.map(([k, v]) => `${snake(k)}=${paramString(v, counter)}`).join(' ')}]`;
-    return `    ${outVars} = ${e.primitive}${p} ${e.inputs.map(atom).join(' ')}`;
+    // an equation without outputs (a debug callback) prints without ' = ', as JAX prints it
+    return `    ${outVars ? `${outVars} = ` : ''}${e.primitive}${p} ${e.inputs.map(atom).join(' ')}`;
   });
   const outs = jaxpr.outs.map(atom);
   return `{ lambda ${consts}${consts ? '' : ''}; ${ins}. let\n${lines.join('\n')}${lines.length ? '\n' : ''}  in (${outs.join(', ')}${outs.length === 1 ? ',' : ''}) }`;
+}
+
+// ---- effects ----
+
+const EFFECTFUL = primitivesWith('effectful');
+const effectfulJaxprs = new WeakMap<Jaxpr, boolean>();
+
+function holdsEffects(value: unknown): boolean {
+  if (value instanceof ClosedJaxpr) return jaxprHasEffects(value.jaxpr);
+  if (value instanceof Jaxpr) return jaxprHasEffects(value);
+  return globalThis.Array.isArray(value) && value.some(holdsEffects);
+}
+
+/**
+ * Whether an equation has an effect (JAX's jaxpr effects): an effectful
+ * primitive (debug_callback), or one whose params hold a jaxpr with one (a
+ * loop or branch that prints). Such equations are kept even when nothing
+ * reads their outputs, never merged with equal ones, and stay in order.
+ */
+export function eqnHasEffects(e: JaxprEqn): boolean {
+  if (EFFECTFUL.has(e.primitive)) return true;
+  return Object.values(e.params as object).some(holdsEffects);
+}
+
+export function jaxprHasEffects(jaxpr: Jaxpr): boolean {
+  let known = effectfulJaxprs.get(jaxpr);
+  if (known === undefined) {
+    known = jaxpr.eqns.some(eqnHasEffects);
+    effectfulJaxprs.set(jaxpr, known);
+  }
+  return known;
 }
 
 /** The value of a literal, as a new scalar Array. */

@@ -28,6 +28,7 @@ import {
 import type { MainTrace } from '../trace/core.js';
 import { checkpointBatch } from './remat-rules.js';
 import { customJvpCallBatch, customLinBatch, customVjpCallBatch } from './custom-derivatives.js';
+import { debugCallbackBatch, pureCallbackBatch } from './callbacks.js';
 import { condBatch } from './control-flow/cond-rules.js';
 import { scanBatch } from './control-flow/scan-rules.js';
 import { whileBatch } from './control-flow/while-rules.js';
@@ -339,6 +340,8 @@ export const batchingRules: { [P in Primitive]: BatchRule<P> } = {
   custom_lin: customLinBatch,
   name: unaryRule('name'),
   device_put: unaryRule('device_put'),
+  debug_callback: debugCallbackBatch,
+  pure_callback: pureCallbackBatch,
   scan: scanBatch,
   while: whileBatch,
   cond: condBatch,

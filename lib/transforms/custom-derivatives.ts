@@ -21,7 +21,7 @@ import { Array } from '../core/array.js';
 import { bind, bind1 } from '../core/bind.js';
 import { isArrayLike, toArray } from '../core/coerce.js';
 import { type DType, isFloating } from '../core/dtype.js';
-import { ValueError, checkOptions, show } from '../core/errors.js';
+import { AttributeError, ValueError, checkOptions, show } from '../core/errors.js';
 import { tidy } from '../core/memory.js';
 import {
   CUSTOM_VJP_JVP_ERROR, type CustomBwdFunction, type CustomCallParams, type CustomJvpFunction, type PrimitiveParams, type ShapedArray,
@@ -42,10 +42,8 @@ import { BatchTrace, BatchTracer } from './vmap.js';
 
 // ---- errors (JAX's wording) ----
 
-/** JAX's AttributeError: the custom function has no rule yet. */
-export class AttributeError extends Error {
-  override name = 'AttributeError';
-}
+/** JAX's AttributeError (the custom function has no rule yet) lives in core: jax.config raises it too. */
+export { AttributeError };
 
 /** JAX's UnexpectedTracerError (a TypeError there too). */
 export class UnexpectedTracerError extends TypeError {

@@ -6,6 +6,7 @@
 // kind other than the default 'device'.
 import { Array } from '../core/array.js';
 import { isArrayLike, toArray } from '../core/coerce.js';
+import { canonicalizeDType } from '../core/dtype.js';
 import { show } from '../core/errors.js';
 import { flatten, type PyTree, unflatten } from '../core/pytree.js';
 import type { ShapedArray } from '../core/primitives.js';
@@ -15,7 +16,9 @@ import { SingleDeviceSharding } from '../sharding/index.js';
 import { flattenFunction, traceToJaxpr } from '../trace/jaxpr-trace.js';
 
 function argumentAval(leaf: unknown, i: number): ShapedArray {
-  if (leaf instanceof ShapeDtypeStruct || leaf instanceof Array) return leaf.aval;
+  if (leaf instanceof ShapeDtypeStruct) return leaf.aval;
+  // a float64 Array made while x64 was on is traced as float32 once it is off, as jit traces it
+  if (leaf instanceof Array) return { ...leaf.aval, dtype: canonicalizeDType(leaf.dtype) };
   if (!isArrayLike(leaf)) throw new TypeError(`jax.evalShape: argument leaf ${i} must be an Array, a ShapeDtypeStruct, a number or a TypedArray, got ${show(leaf)}`);
   const x = toArray('jax.evalShape', leaf, `argument leaf ${i}`);
   const aval = x.aval;

@@ -6,12 +6,13 @@
 // binding its equations, so grad(jit(f)), vmap(jit(f)) and jit(jit(f))
 // compose. Donated arguments are unusable after the call.
 import { Array, type ArrayLike } from '../core/array.js';
-import { arrayFromValues } from '../core/bind.js';
+import { arrayFromValues, bind1 } from '../core/bind.js';
 import { isArrayLike, toArray } from '../core/coerce.js';
 import { ResourceExhaustedError, ValueError, checkOptions, show } from '../core/errors.js';
 import { flatten, type PyTree, type TreeDef, treeDefToString, unflatten } from '../core/pytree.js';
 import type { ShapedArray } from '../core/primitives.js';
-import { type DType, isDType } from '../core/dtype.js';
+import { x64Enabled } from '../core/config.js';
+import { type DType, canonicalizeDType, isDType } from '../core/dtype.js';
 import type { ProgramExecutable } from '../runtime/backend.js';
 import { type Device, defaultDevice } from '../runtime/device.js';
 import { computationDevice, onDevice } from '../runtime/placement.js';
@@ -123,7 +124,13 @@ function structAval(s: ShapeDtypeLike, i: number): ShapedArray {
   if (!s.shape.every((d) => Number.isInteger(d) && d >= 0)) throw new ValueError(`jax.jit(...).lower: argument leaf ${i} has an invalid shape ${show(s.shape)}`);
   if (!isDType(s.dtype)) throw new ValueError(`jax.jit(...).lower: argument leaf ${i} has an unknown dtype ${show(s.dtype)}`);
   const kind = s.sharding?.memoryKind;
-  return { shape: [...s.shape], dtype: s.dtype, weakType: s.weakType ?? false, ...(kind && kind !== 'device' ? { memorySpace: kind } : {}) } as ShapedArray;
+  return { shape: [...s.shape], dtype: canonicalizeDType(s.dtype), weakType: s.weakType ?? false, ...(kind && kind !== 'device' ? { memorySpace: kind } : {}) } as ShapedArray;
+}
+
+/** An argument's aval with its dtype canonicalized (float64 is float32 while x64 is off). */
+function canonicalAval(aval: ShapedArray): ShapedArray {
+  const dtype = canonicalizeDType(aval.dtype);
+  return dtype === aval.dtype ? aval : { ...aval, dtype };
 }
 
 function isLowerOptions(x: unknown): x is { platform?: unknown } {
@@ -228,11 +235,13 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
       if (typeof l === 'number') return arrayFromValues([l], [], 'float32', true);
       return toArray('jax.jit', l, `argument leaf ${i}`);
     });
-    const avals = arrays.map((a, i) => a?.aval ?? structAval(leaves[i] as ShapeDtypeLike, i));
+    // a float64 argument is traced (and run) as float32 while x64 is off, as JAX canonicalizes its arguments
+    const avals = arrays.map((a, i) => (a ? canonicalAval(a.aval) : structAval(leaves[i] as ShapeDtypeLike, i)));
     // JS booleans are static wherever they sit (a traced one would be truthy in `flag ? a : b`, a silent wrong
     // branch JS gives no way to trap): their values key the cache and the function sees them as they are
     const booleans = leaves.map((l) => (l === true ? 'T' : l === false ? 'F' : '')).join('');
-    const key = `${treeDefToString(inTree)}|${avals.map(avalKey).join(';')}|${[...statics].sort().map((i) => `${i}=${staticKey(args[i], i)}`).join(';')}|${booleans}`;
+    // traces made with x64 on and off differ (dtypes asked for inside are canonicalized), so the setting keys them too
+    const key = `${x64Enabled() ? 'x64|' : ''}${treeDefToString(inTree)}|${avals.map(avalKey).join(';')}|${[...statics].sort().map((i) => `${i}=${staticKey(args[i], i)}`).join(';')}|${booleans}`;
     const leavesPerArg = dynamic.map((d) => flatten(d as PyTree)[0].length);
     const donatedArgs = new Set(donateArgnums.map(normalize));
     const donated = new Set<number>();
@@ -284,8 +293,11 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
 
   const invoke = (args: unknown[], on?: Device) => {
     const { entry, arrays: maybe, leaves, donated } = prepare(args);
-    // a call always passes values (only lower() passes ShapeDtypeStructs)
-    const arrays = maybe as Array[];
+    // a call always passes values (only lower() passes ShapeDtypeStructs), converted to the traced dtypes
+    const arrays = (maybe as Array[]).map((a, i) => {
+      const { dtype } = entry.avals[i]!;
+      return a.dtype === dtype ? a : bind1('convert_element_type', [a], { newDtype: dtype, weakType: a.weakType });
+    });
     // Tracers among the arguments, or a jit tracing around us: stage the equations into that trace.
     const concrete = findTopMain(arrays) === null;
     if (!concrete) return unflatten(entry.outTree, evalJaxpr(entry.closed.jaxpr, entry.closed.consts, arrays));
@@ -302,12 +314,12 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
       // copies to the device, and arrays made from JS numbers for this call, are ours to free (outputs hold their own references)
       placed.forEach((p, i) => {
         if (p.moved && !p.array.isDisposed) p.array.dispose();
-        if (!(leaves[i] instanceof Array)) arrays[i]!.dispose();
+        if (arrays[i] !== leaves[i]) arrays[i]!.dispose();
       });
     }
     // only the caller's Arrays are donated (not numbers converted for the call, nor arrays that had to move)
     const consumed = executable.plan.consumedArguments();
-    for (const i of donated) if (leaves[i] instanceof Array && !placed[i]!.moved && consumed.has(i)) arrays[i]!.markDonated();
+    for (const i of donated) if (arrays[i] === leaves[i] && !placed[i]!.moved && consumed.has(i)) arrays[i]!.markDonated();
     return unflatten(entry.outTree, outs);
   };
   const wrapped = ((...args: unknown[]) => invoke(args)) as unknown as Jitted<F>;

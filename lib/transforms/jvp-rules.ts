@@ -21,6 +21,7 @@ import {
 } from './jvp.js';
 import { checkpointJvp } from './remat-rules.js';
 import { customJvpCallJvp, customLinJvp, customVjpCallJvp } from './custom-derivatives.js';
+import { debugCallbackJvp, pureCallbackJvp } from './callbacks.js';
 import { condJvp } from './control-flow/cond-rules.js';
 import { scanJvp } from './control-flow/scan-rules.js';
 import { whileJvp } from './control-flow/while-rules.js';
@@ -439,6 +440,10 @@ export const jvpRules: { [P in Primitive]: JvpRule<P> } = {
   custom_lin: customLinJvp,
   name: ([x], [t], params) => [[bind1('name', [x!], params)], [t!]],
   device_put: linearJvp('device_put'),
+
+  // host callbacks (callbacks.ts): a debug callback sees the primals only; a pure callback has no derivative (JAX's error)
+  debug_callback: debugCallbackJvp,
+  pure_callback: pureCallbackJvp,
 
   // control flow (control-flow/*-rules.ts)
   scan: scanJvp,

@@ -7,7 +7,7 @@
 // which are recomputed on the unknown side is decided in one place,
 // `selectResiduals`, where remat policies plug in.
 import type { Primitive } from '../core/primitives.js';
-import { type Atom, Jaxpr, type JaxprEqn, Var } from '../trace/jaxpr.js';
+import { type Atom, Jaxpr, type JaxprEqn, Var, eqnHasEffects } from '../trace/jaxpr.js';
 
 export interface PartialEvalOptions {
   /** Outputs to make unknown even when they are known (their value becomes a residual); default none. */
@@ -42,13 +42,13 @@ export interface PartialEvalResult {
   numResiduals: number;
 }
 
-/** The equations (in order) needed to compute `outs`. */
+/** The equations (in order) needed to compute `outs`, and those with effects (a debug print runs where its values are known). */
 export function deadCodeElimination(eqns: readonly JaxprEqn[], outs: readonly Atom[]): JaxprEqn[] {
   const live = new Set<Var>(outs.filter((a): a is Var => a instanceof Var));
   const kept: JaxprEqn[] = [];
   for (let i = eqns.length - 1; i >= 0; i--) {
     const e = eqns[i]!;
-    if (!e.outVars.some((v) => live.has(v))) continue;
+    if (!e.outVars.some((v) => live.has(v)) && !eqnHasEffects(e)) continue;
     kept.push(e);
     for (const a of e.inputs) if (a instanceof Var) live.add(a);
   }

@@ -15,6 +15,7 @@ import { inverseGather, scatterWinners } from './jvp-rules.js';
 import { unbroadcast, zerosLike } from './jvp.js';
 import { checkpointTranspose } from './remat-rules.js';
 import { customCallTranspose, customLinTranspose } from './custom-derivatives.js';
+import { debugCallbackTranspose, pureCallbackTranspose } from './callbacks.js';
 import { condTranspose } from './control-flow/cond-rules.js';
 import { scanTranspose } from './control-flow/scan-rules.js';
 import { whileTranspose } from './control-flow/while-rules.js';
@@ -271,6 +272,9 @@ export const transposeRules: { [P in Primitive]: TransposeRule<P> | NotLinear | 
   custom_lin: { multiOutput: customLinTranspose },
   name: unaryLinear((ct) => ct),
   device_put: unaryLinear((ct, _x, { srcKind, dstKind }) => bind1('device_put', [ct], { srcKind: dstKind, dstKind: srcKind })),
+  // host callbacks (callbacks.ts): a debug callback gives no cotangents; a pure callback cannot be transposed (JAX's error)
+  debug_callback: { multiOutput: debugCallbackTranspose },
+  pure_callback: { multiOutput: pureCallbackTranspose },
 
   // control flow (control-flow/*-rules.ts); reverse mode through while raises JAX's error
   scan: { multiOutput: scanTranspose },

@@ -129,7 +129,25 @@ export const snippets: Snippet[] = [
     expectScalar(t, result, 0.9092974066734314);
   }),
 
-  todo(`${SRC} › jax.debug.print`, 'jax.debug.print("jax.debug.print(x) -> {x}", x=x) under jit prints 2.0 and 0.9092974066734314: jax.debug.print is missing'),
+  snippet(`${SRC} › jax.debug.print`, 'jax.debug.print("jax.debug.print(x) -> {x}", x=x) under jit prints 2.0 and 0.9092974066734314', (t) => {
+    const lines: string[] = [];
+    const f = jax.jit((x: jax.Array) => {
+      jax.debug.print('jax.debug.print(x) -> {x}', { x });
+      const y = jnp.sin(x);
+      jax.debug.print('jax.debug.print(y) -> {y}', { y });
+      return y;
+    });
+    const previous = jax.debug.setPrintSink((line) => lines.push(line));
+    let result: jax.Array;
+    try {
+      result = f(jnp.array(2.0, { dtype: 'float32' }));
+    } finally {
+      jax.debug.setPrintSink(previous);
+    }
+    // the page's values; y is the float32 sin(2) printed as the Python float it widens to
+    expectScalar(t, result, 0.9092974066734314);
+    t.deepEqual(lines, ['jax.debug.print(x) -> 2.0', `jax.debug.print(y) -> ${String(result.item())}`]);
+  }),
 
   snippet('How to think in JAX (2023 notebook) › NumPy, lax & XLA', 'jnp.add promotes mixed types: jnp.add(1, 1.0) is 2.0', (t) => {
     // Python's 1.0 is a float; JS cannot tell 1.0 from 1, so say float32 explicitly (README, "Coming from JAX")

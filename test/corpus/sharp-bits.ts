@@ -199,14 +199,33 @@ export const snippets: Snippet[] = [
     expectScalar(t, nansum2(x), 10.0);
   }),
 
-  // FINDING: with 64-bit mode off (JAX's and jaxon's default, API.md), JAX truncates an explicitly requested
-  // float64 to float32 with a UserWarning; jaxon returns float64 samples.
-  failing(`${SRC} › Double (64bit) precision`, 'random.uniform(key, (1000,), dtype=jnp.float64).dtype is float32 while x64 is off', (t) => {
+  // with 64-bit mode off (JAX's and jaxon's default, API.md), an explicitly requested float64 is truncated to
+  // float32 (with JAX's UserWarning)
+  snippet(`${SRC} › Double (64bit) precision`, 'random.uniform(key, (1000,), dtype=jnp.float64).dtype is float32 while x64 is off', (t) => {
+    t.false(jax.config.jaxEnableX64);
     const x = random.uniform(random.key(0), [1000], { dtype: 'float64' });
     t.is(x.dtype, 'float32');
   }),
 
-  todo(`${SRC} › Double (64bit) precision`, 'jax.config.update("jax_enable_x64", True) then random.uniform(..., dtype=float64).dtype is float64: jax.config is missing'),
+  snippet(`${SRC} › Double (64bit) precision`, 'jax.config.update("jax_enable_x64", True) then random.uniform(..., dtype=float64).dtype is float64', (t) => {
+    const before = jax.config.jaxEnableX64;
+    t.is(random.uniform(random.key(0), [1000], { dtype: 'float64' }).dtype, 'float32');
+    jax.config.update('jax_enable_x64', true);
+    try {
+      t.true(jax.config.jaxEnableX64);
+      const x = random.uniform(random.key(0), [1000], { dtype: jnp.float64 });
+      t.is(x.dtype, 'float64');
+      t.is(x.shape[0], 1000);
+      const values = x.dataSync();
+      // 64-bit samples: in [0, 1), and not all of them float32 values
+      t.true(values.every((v) => v >= 0 && v < 1));
+      t.true(values.some((v) => Math.fround(v) !== v));
+    } finally {
+      jax.config.update('jax_enable_x64', before);
+    }
+    t.is(jax.config.jaxEnableX64, before);
+    t.is(random.uniform(random.key(0), [1000], { dtype: 'float64' }).dtype, 'float32');
+  }, { serial: true }),
 
   snippet(`${SRC} › Miscellaneous divergences from NumPy`, 'unsafe cast: jnp.arange(254.0, 258.0).astype("uint8") is [254 255 255 255]', (t) => {
     const x = jnp.arange(254, 258, 1, { dtype: 'float32' });

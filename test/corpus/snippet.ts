@@ -18,10 +18,12 @@ export interface Snippet {
   title: string;
   kind: 'test' | 'failing' | 'todo';
   run?: Run;
+  /** Registered with test.serial: it changes process-wide state (jax.config) while it runs, and restores it. */
+  serial?: boolean;
 }
 
 /** A snippet whose documented result jaxon reproduces. */
-export const snippet = (source: string, title: string, run: Run): Snippet => ({ source, title, kind: 'test', run });
+export const snippet = (source: string, title: string, run: Run, options: { serial?: boolean } = {}): Snippet => ({ source, title, kind: 'test', run, ...options });
 
 /** A snippet where jaxon differs from JAX's printed value: the comment at the call says both values. */
 export const failing = (source: string, title: string, run: Run): Snippet => ({ source, title, kind: 'failing', run });

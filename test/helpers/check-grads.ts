@@ -3,7 +3,8 @@
 // identity <t, vjp(c)> = <jvp(t), c>, recursively to the given order (the
 // jvp and vjp functions are themselves checked). Unlike JAX, the numerical
 // side always runs in float64 on the reference interpreter (inputs cast to
-// float64), so it is an oracle independent of the compiled kernels; the
+// float64, with jaxEnableX64 on while it runs, so jnp's promotion keeps
+// them 64-bit), so it is an oracle independent of the compiled kernels; the
 // primal outputs are compared against it too. Tolerances are JAX's
 // default_gradient_tolerance (atol = rtol) for the dtype of the output.
 import type { ExecutionContext } from 'ava';
@@ -15,6 +16,7 @@ import { jvp } from '../../lib/transforms/jvp.js';
 import { vjp } from '../../lib/transforms/vjp.js';
 import '../../lib/index.js';
 import { withReference } from './oracle.js';
+import { withX64 } from './x64.js';
 
 export type Mode = 'fwd' | 'rev';
 
@@ -82,16 +84,20 @@ function shifted(primals: unknown, tangents: unknown, scale: number): unknown {
   }));
 }
 
+/** f on float64 arguments, on the reference interpreter, with x64 on: float64 stays float64 through jnp's promotion. */
+function referenceCall(f: Fn, args: unknown): number[][] {
+  return withX64(true, () => withReference(() => leaves((f as (...a: unknown[]) => unknown)(...(args as unknown[]))).map(values)));
+}
+
 /** f at the (float64-cast) arguments, on the reference interpreter, as flat float64 leaves. */
 function referenceEval(f: Fn, args: unknown[]): number[][] {
-  return withReference(() => leaves((f as (...a: unknown[]) => unknown)(...(shifted(args, args, 0) as unknown[]))).map(values));
+  return referenceCall(f, shifted(args, args, 0));
 }
 
 /** Central differences (JAX's numerical_jvp), in float64 on the reference interpreter. */
 export function numericalJvp(f: Fn, primals: unknown[], tangents: unknown[], eps = EPS): number[][] {
-  const call = (x: unknown) => withReference(() => leaves((f as (...a: unknown[]) => unknown)(...(x as unknown[]))).map(values));
-  const pos = call(shifted(primals, tangents, eps));
-  const neg = call(shifted(primals, tangents, -eps));
+  const pos = referenceCall(f, shifted(primals, tangents, eps));
+  const neg = referenceCall(f, shifted(primals, tangents, -eps));
   return pos.map((p, i) => p.map((v, k) => (v - neg[i]![k]!) * (0.5 / eps)));
 }
 

@@ -31,6 +31,8 @@ const bytesOf = (dtype: DType, size: number) => size * itemsize(dtype);
 /** Primitives lower.ts handles without a kernel (aliases) or as programs (control flow, remat). */
 export const PRIMITIVES_WITHOUT_KERNELS: readonly Primitive[] = [
   'reshape', 'squeeze', 'stop_gradient', 'name', 'scan', 'while', 'cond', 'checkpoint', 'custom_jvp_call', 'custom_vjp_call', 'custom_lin',
+  // host callbacks run on the host, not in a kernel
+  'debug_callback', 'pure_callback',
 ];
 
 const FLOATS: DType[] = ['float32', 'float16', 'bfloat16'];

@@ -8,7 +8,7 @@
 import type { Array } from '../../core/array.js';
 import { bind, bind1 } from '../../core/bind.js';
 import type { PrimitiveParams, ShapedArray } from '../../core/primitives.js';
-import { ClosedJaxpr, Jaxpr, type JaxprEqn, Var, evalJaxpr } from '../../trace/jaxpr.js';
+import { ClosedJaxpr, Jaxpr, type JaxprEqn, Var, evalJaxpr, jaxprHasEffects } from '../../trace/jaxpr.js';
 import { type BatchDim, moveaxis } from '../batching-rules.js';
 import { type Tangent, instantiate, zerosLike } from '../jvp.js';
 import { partialEvalJaxpr, partialEvalRules } from '../partial-eval.js';
@@ -82,9 +82,11 @@ export function condPartialEval(eqn: JaxprEqn, inUnknowns: readonly boolean[]): 
     params: { branches: unknownBranches },
     outVars: pick(eqn.outVars, outUk),
   };
+  // a cond without outputs still runs when a branch has an effect (a print)
+  const runs = (e: JaxprEqn<'cond'>) => e.outVars.length > 0 || e.params.branches.some((b) => jaxprHasEffects(b.jaxpr));
   return {
-    known: knownEqn.outVars.length ? [knownEqn] : [],
-    unknown: unknownEqn.outVars.length ? [unknownEqn] : [],
+    known: runs(knownEqn) ? [knownEqn] : [],
+    unknown: runs(unknownEqn) ? [unknownEqn] : [],
   };
 }
 

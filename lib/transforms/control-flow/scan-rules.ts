@@ -10,7 +10,7 @@
 import type { Array } from '../../core/array.js';
 import { bind, bind1 } from '../../core/bind.js';
 import type { PrimitiveParams, ShapedArray } from '../../core/primitives.js';
-import { ClosedJaxpr, Jaxpr, type JaxprEqn, Literal, Var, type Atom } from '../../trace/jaxpr.js';
+import { ClosedJaxpr, Jaxpr, type JaxprEqn, Literal, Var, type Atom, eqnHasEffects, jaxprHasEffects } from '../../trace/jaxpr.js';
 import { type BatchDim, batchDimAt, moveaxis } from '../batching-rules.js';
 import { type Tangent, instantiate, zerosLike } from '../jvp.js';
 import { deadCodeElimination, partialEvalJaxpr, partialEvalRules } from '../partial-eval.js';
@@ -135,9 +135,10 @@ export function scanPartialEval(eqn: JaxprEqn, inUnknowns: readonly boolean[]): 
   const residualOuts = pe.known.outs.slice(knownOutsCount) as Var[];
 
   // loop-invariant values of the known body: known constants and what is computed from them alone
+  // (an equation with an effect runs every iteration: it is never hoisted)
   const invariant = new Set<Var>(pick(bodyIns.consts, uk.consts, false));
   for (const e of pe.known.eqns) {
-    if (e.inputs.every((a) => a instanceof Literal || invariant.has(a))) e.outVars.forEach((v) => invariant.add(v));
+    if (!eqnHasEffects(e) && e.inputs.every((a) => a instanceof Literal || invariant.has(a))) e.outVars.forEach((v) => invariant.add(v));
   }
   const xsPassThrough = new Map<Var, Atom>();
   bodyIns.xs.forEach((v, i) => {
@@ -148,7 +149,7 @@ export function scanPartialEval(eqn: JaxprEqn, inUnknowns: readonly boolean[]): 
   const env = new Map<Var, Atom>();
   bodyIns.consts.forEach((v, i) => env.set(v, outer.consts[i]!));
   const invariantResiduals = residualOuts.filter((r) => invariant.has(r));
-  const hoisted = copyEqns(deadCodeElimination(pe.known.eqns.filter((e) => e.outVars.every((v) => invariant.has(v))), invariantResiduals), env);
+  const hoisted = copyEqns(deadCodeElimination(pe.known.eqns.filter((e) => !eqnHasEffects(e) && e.outVars.every((v) => invariant.has(v))), invariantResiduals), env);
   const extensiveResiduals = residualOuts.filter((r) => !invariant.has(r));
   const stackedResiduals = extensiveResiduals.filter((r) => !xsPassThrough.has(r));
 
@@ -193,8 +194,10 @@ export function scanPartialEval(eqn: JaxprEqn, inUnknowns: readonly boolean[]): 
     },
     outVars: [...pick(outerOuts.carry, carryUk), ...pick(outerOuts.ys, ysUk)],
   };
-  const known = knownScan.outVars.length ? [...hoisted, knownScan] : hoisted;
-  return { known, unknown: unknownScan.outVars.length ? [unknownScan] : [] };
+  // a scan without outputs still runs when its body has an effect (a print in the loop)
+  const runs = (e: JaxprEqn<'scan'>) => e.outVars.length > 0 || jaxprHasEffects(e.params.jaxpr.jaxpr);
+  const known = runs(knownScan) ? [...hoisted, knownScan] : hoisted;
+  return { known, unknown: runs(unknownScan) ? [unknownScan] : [] };
 }
 
 partialEvalRules.scan = scanPartialEval;
