@@ -20,6 +20,8 @@ typedef struct compile_job {
   char *source, *name;
   char **options;
   uint32_t num_options;
+  char **header_names, **header_contents; /* in-memory headers handed to NVRTC (the kernel prelude) */
+  uint32_t num_headers;
   int want_cubin;
   const jaxon_nvrtc *nvrtc;
   nvrtcResult result;
@@ -43,6 +45,12 @@ static void free_job(compile_job *job) {
   free(job->name);
   for (uint32_t i = 0; i < job->num_options; i++) free(job->options[i]);
   free(job->options);
+  for (uint32_t i = 0; i < job->num_headers; i++) {
+    free(job->header_names[i]);
+    free(job->header_contents[i]);
+  }
+  free(job->header_names);
+  free(job->header_contents);
   free(job->log);
   free(job->image);
   free(job);
@@ -55,7 +63,8 @@ static void run_compile(compile_job *job) {
   char file[300];
   snprintf(file, sizeof file, "%.250s.cu", job->name);
   job->stage = "nvrtcCreateProgram";
-  job->result = nv->nvrtcCreateProgram(&program, job->source, file, 0, NULL, NULL);
+  job->result = nv->nvrtcCreateProgram(&program, job->source, file, (int)job->num_headers, (const char *const *)job->header_contents,
+                                       (const char *const *)job->header_names);
   if (job->result != NVRTC_SUCCESS) return;
   job->stage = "nvrtcCompileProgram";
   job->result = nv->nvrtcCompileProgram(program, (int)job->num_options, (const char *const *)job->options);
@@ -128,8 +137,40 @@ static napi_value compile_outcome(napi_env env, compile_job *job, int *ok) {
   return value;
 }
 
-// Reads (source, name, options) values into a job; NULL with a pending exception.
-static compile_job *read_job_values(napi_env env, napi_value *argv, const char *fn) {
+// Reads [[includeName, content], ...] into the job's in-memory headers; false with a pending exception.
+static bool read_headers(napi_env env, napi_value headers, const char *fn, compile_job *job) {
+  bool is_array = false;
+  uint32_t count = 0;
+  char message[300];
+  if (napi_is_array(env, headers, &is_array) != napi_ok || !is_array || napi_get_array_length(env, headers, &count) != napi_ok) {
+    snprintf(message, sizeof message, "jaxon cuda: %s: headers must be an array of [includeName, content]", fn);
+    napi_throw_type_error(env, NULL, message);
+    return false;
+  }
+  job->header_names = calloc(count ? count : 1, sizeof *job->header_names);
+  job->header_contents = calloc(count ? count : 1, sizeof *job->header_contents);
+  if (!job->header_names || !job->header_contents) return false;
+  for (uint32_t i = 0; i < count; i++) {
+    napi_value pair, name, content;
+    bool pair_is_array = false;
+    uint32_t length = 0;
+    if (napi_get_element(env, headers, i, &pair) != napi_ok || napi_is_array(env, pair, &pair_is_array) != napi_ok ||
+        !pair_is_array || napi_get_array_length(env, pair, &length) != napi_ok || length != 2) {
+      snprintf(message, sizeof message, "jaxon cuda: %s: headers[%u] must be [includeName, content]", fn, i);
+      napi_throw_type_error(env, NULL, message);
+      return false;
+    }
+    napi_get_element(env, pair, 0, &name);
+    napi_get_element(env, pair, 1, &content);
+    if (!jaxon_get_string(env, name, fn, "headers[i][0]", &job->header_names[i])) return false;
+    job->num_headers = i + 1; /* free_job frees the name even if the content fails */
+    if (!jaxon_get_string(env, content, fn, "headers[i][1]", &job->header_contents[i])) return false;
+  }
+  return true;
+}
+
+// Reads (source, name, options[, headers]) values into a job; NULL with a pending exception.
+static compile_job *read_job_values(napi_env env, napi_value *argv, napi_value headers, const char *fn) {
   const char *reason = NULL;
   const jaxon_nvrtc *nvrtc = jaxon_nvrtc_load(&reason);
   if (!nvrtc) {
@@ -161,14 +202,21 @@ static compile_job *read_job_values(napi_env env, napi_value *argv, const char *
     const char *o = job->options[i];
     if (!strncmp(o, "--gpu-architecture=sm_", 22) || !strncmp(o, "-arch=sm_", 9)) job->want_cubin = 1;
   }
+  if (headers && !read_headers(env, headers, fn, job)) {
+    free_job(job);
+    return NULL;
+  }
   return job;
 }
 
-// Reads the call's (source, name, options) into a job; NULL with a pending exception.
+// Reads the call's (source, name, options[, headers]) into a job; NULL with a pending exception.
 static compile_job *read_job(napi_env env, napi_callback_info info, const char *fn) {
-  napi_value argv[3];
-  if (!jaxon_args(env, info, fn, 3, 3, argv, NULL)) return NULL;
-  return read_job_values(env, argv, fn);
+  napi_value argv[4];
+  size_t argc = 0;
+  if (!jaxon_args(env, info, fn, 3, 4, argv, &argc)) return NULL;
+  napi_valuetype type = napi_undefined;
+  if (argc == 4) napi_typeof(env, argv[3], &type);
+  return read_job_values(env, argv, type == napi_undefined ? NULL : argv[3], fn);
 }
 
 static void execute_compile(napi_env env, void *data) {
@@ -250,7 +298,8 @@ static int compile_pool_ready(napi_env env) {
   return compile_pool.threads > 0;
 }
 
-// cudaCompile(source, name, options) -> Promise<{ image, kind, log }>, compiled on the compile pool
+// cudaCompile(source, name, options[, headers]) -> Promise<{ image, kind, log }>, compiled on the compile pool;
+// headers: [[includeName, content], ...], handed to NVRTC as in-memory headers
 static napi_value cuda_compile(napi_env env, napi_callback_info info) {
   compile_job *job = read_job(env, info, "cudaCompile");
   if (!job) return NULL;
@@ -272,7 +321,7 @@ static napi_value cuda_compile(napi_env env, napi_callback_info info) {
   return promise;
 }
 
-// cudaCompileSync(source, name, options) -> { image, kind, log }: on this thread, for synchronous callers only
+// cudaCompileSync(source, name, options[, headers]) -> { image, kind, log }: on this thread, for synchronous callers only
 static napi_value cuda_compile_sync(napi_env env, napi_callback_info info) {
   compile_job *job = read_job(env, info, "cudaCompileSync");
   if (!job) return NULL;
@@ -316,16 +365,16 @@ static napi_value cuda_compile_sync_many(napi_env env, napi_callback_info info) 
   if (!batch.jobs) return NULL;
   uint32_t read = 0;
   for (; read < count; read++) {
-    napi_value entry, parts[3];
+    napi_value entry, parts[4];
     bool entry_is_array = false;
     uint32_t length = 0;
     if (napi_get_element(env, argv[0], read, &entry) != napi_ok || napi_is_array(env, entry, &entry_is_array) != napi_ok ||
-        !entry_is_array || napi_get_array_length(env, entry, &length) != napi_ok || length != 3) {
-      napi_throw_type_error(env, NULL, "jaxon cuda: cudaCompileSyncMany: each job must be [source, name, options]");
+        !entry_is_array || napi_get_array_length(env, entry, &length) != napi_ok || length < 3 || length > 4) {
+      napi_throw_type_error(env, NULL, "jaxon cuda: cudaCompileSyncMany: each job must be [source, name, options] or [source, name, options, headers]");
       goto done;
     }
-    for (uint32_t k = 0; k < 3; k++) napi_get_element(env, entry, k, &parts[k]);
-    if (!(batch.jobs[read] = read_job_values(env, parts, fn))) goto done;
+    for (uint32_t k = 0; k < length; k++) napi_get_element(env, entry, k, &parts[k]);
+    if (!(batch.jobs[read] = read_job_values(env, parts, length == 4 ? parts[3] : NULL, fn))) goto done;
   }
   {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);

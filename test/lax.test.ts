@@ -1,6 +1,6 @@
 // Every lax wrapper (lib/lax/ops.ts) on small cases, run on the compiled C
 // kernels and checked against the float64 reference interpreter; that covers
-// each primitive's kernel (render/c.ts, c-expr.ts, c-prelude.ts, lower.ts) in
+// each primitive's kernel (render/c.ts, render/expr.ts, cuda/kernels/jaxon_c.h, lower.ts) in
 // several dtypes, with special values and edge cases (clamped indices,
 // negative padding, empty axes, NaN in reductions). Also hand-checked values
 // where the semantics are the point, and the abstract-eval errors.

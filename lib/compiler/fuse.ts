@@ -25,7 +25,7 @@
 // recompute allowed is a second pass re-evaluating its own prologue's values.
 import { type DType, isHalf } from '../core/dtype.js';
 import {
-  type MemoryKind, type Primitive, type PrimitiveParams, type ShapedArray, BINARY_PRIMITIVES, COMPARE_PRIMITIVES, UNARY_PRIMITIVES,
+  type MemoryKind, type Primitive, type PrimitiveParams, type ShapedArray,
 } from '../core/primitives.js';
 import { type Shape, shapesEqual, sizeOf, stridesOf } from '../core/shape.js';
 import { type Atom, type Jaxpr, type JaxprEqn, Literal, Var, eqnHasEffects } from '../trace/jaxpr.js';
@@ -35,6 +35,7 @@ import { type Plan, collapseAxes, lowerPrimitive } from './lower.js';
 import { eliminateCommonSubexpressions, liveEquations } from './passes.js';
 import { inlineCheckpoints } from './inline-checkpoints.js';
 import { primitivesWith } from '../core/traits.js';
+import { ELEMENTWISE_PRIMITIVES, isElementwisePrimitive, scalarExpr } from './scalar-expr.js';
 
 // ---- the program fusion produces (run by executable.ts) ----
 
@@ -98,10 +99,7 @@ export const memoryKindOf = (aval: ShapedArray): MemoryKind => (aval as { memory
 
 // ---- classification ----
 
-const ELEMENTWISE = new Set<Primitive>([
-  ...UNARY_PRIMITIVES, ...BINARY_PRIMITIVES, ...COMPARE_PRIMITIVES, 'select_n', 'clamp', 'convert_element_type', 'iota', 'broadcast_in_dim',
-  'transpose',
-]);
+const ELEMENTWISE = new Set<Primitive>([...ELEMENTWISE_PRIMITIVES, 'iota', 'broadcast_in_dim', 'transpose']);
 
 const REDUCTIONS: Partial<Record<Primitive, ReduceOp>> = {
   reduce_sum: 'sum', reduce_prod: 'prod', reduce_max: 'max', reduce_min: 'min', reduce_and: 'and', reduce_or: 'or',
@@ -114,8 +112,8 @@ const CALLS = new Set<Primitive>(['scan', 'while', 'cond', 'debug_callback', 'pu
 // What XLA calls expensive: worth a buffer rather than a second evaluation (core/traits.ts).
 const EXPENSIVE = primitivesWith('expensive');
 
-// Ops whose half-precision result is already representable (no rounding node needed).
-const EXACT_IN_HALF = new Set<string>(['select', 'clamp', 'neg', 'abs', 'copy', 'max', 'min', 'sign']);
+// Ops whose half-precision result is already representable: no rounding node (core/traits.ts).
+const EXACT_IN_HALF = primitivesWith('exactInHalf');
 
 type EqnClass = 'elementwise' | 'reduce' | 'alias' | 'opaque';
 
@@ -304,32 +302,15 @@ class Expander {
       if (axis < 0) return { op: 'literal', value: 0, dtype: out.dtype };
       this.usesIota = true;
       e = this.iota(this.embed[axis]!, out.dtype);
-    } else if ((UNARY_PRIMITIVES as readonly string[]).includes(prim)) {
-      let param: number[] | undefined;
-      if (prim === 'round') param = [(eqn.params as PrimitiveParams['round']).roundingMethod === 'to_nearest_even' ? 1 : 0];
-      if (prim === 'integer_pow') param = [(eqn.params as PrimitiveParams['integer_pow']).y];
-      if (prim === 'reduce_precision') {
-        const p = eqn.params as PrimitiveParams['reduce_precision'];
-        param = [p.exponentBits, p.mantissaBits];
-      }
-      if (prim === 'copy') return arg(0);
-      e = { op: 'unary', name: prim as never, x: arg(0), dtype: out.dtype, ...(param ? { param } : {}) };
-    } else if ((BINARY_PRIMITIVES as readonly string[]).includes(prim)) {
-      e = { op: 'binary', name: prim as never, x: arg(0), y: arg(1), dtype: out.dtype };
-    } else if ((COMPARE_PRIMITIVES as readonly string[]).includes(prim)) {
-      e = { op: 'compare', name: prim as never, x: arg(0), y: arg(1), dtype: 'bool' };
-    } else if (prim === 'select_n') {
-      e = { op: 'select', predicate: arg(0), cases: eqn.inputs.slice(1).map((_, i) => arg(i + 1)), dtype: out.dtype };
-    } else if (prim === 'clamp') {
-      e = { op: 'clamp', lo: arg(0), x: arg(1), hi: arg(2), dtype: out.dtype };
-    } else if (prim === 'convert_element_type') {
-      e = { op: 'convert', x: arg(0), dtype: out.dtype };
+    } else if (prim === 'copy') {
+      return arg(0);
+    } else if (isElementwisePrimitive(prim)) {
+      e = scalarExpr(prim, eqn.inputs.map((_, i) => arg(i)), eqn.params as never, out.dtype);
     } else {
       throw new Error(`fuse: internal error: no fused form for ${prim}`);
     }
     // 16-bit floats compute in float32; eager stores round every result, so fused intermediates round too.
-    const name = e.op === 'unary' || e.op === 'binary' ? e.name : e.op;
-    if (isHalf(out.dtype) && !EXACT_IN_HALF.has(name)) {
+    if (isHalf(out.dtype) && !EXACT_IN_HALF.has(prim)) {
       e = { op: 'unary', name: 'reduce_precision', x: e, dtype: out.dtype, param: out.dtype === 'float16' ? [5, 10] : [8, 7] };
     }
     return e;

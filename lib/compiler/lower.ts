@@ -5,10 +5,11 @@
 // their input and launch nothing.
 import { type DType, isFloating, isUnsigned, integerRange } from '../core/dtype.js';
 import {
-  type Primitive, type PrimitiveParams, type ShapedArray, BINARY_PRIMITIVES, COMPARE_PRIMITIVES, CUSTOM_VJP_JVP_ERROR, UNARY_PRIMITIVES,
+  type Primitive, type PrimitiveParams, type ShapedArray, CUSTOM_VJP_JVP_ERROR,
 } from '../core/primitives.js';
 import { type Shape, sizeOf, stridesOf } from '../core/shape.js';
 import type { Access, Expr, Kernel, ReduceOp, ScatterKernel } from './kernel-ir.js';
+import { type ElementwisePrimitive, ELEMENTWISE_PRIMITIVES, isElementwisePrimitive, scalarExpr } from './scalar-expr.js';
 
 export type BufferRef = { kind: 'input' | 'output' | 'temp'; index: number };
 
@@ -86,40 +87,15 @@ function elementwiseLaunch(
   return single({ kind: 'elementwise', inputs, outputs }, buffers, params);
 }
 
-function roundingParam(p: PrimitiveParams['round']): number[] {
-  return [p.roundingMethod === 'to_nearest_even' ? 1 : 0];
-}
-
 function elementwisePrimitive(prim: Primitive, ins: ShapedArray[], out: ShapedArray, params: unknown): Plan {
   const n = sizeOf(out.shape);
   const inputs = ins.map((a) => ({
     dtype: a.dtype,
     access: (a.shape.length === 0 && out.shape.length > 0 ? 'scalar' : 'contiguous') as Access,
   }));
-  const arg = (i: number): Expr => ({ op: 'input', index: i, dtype: ins[i]!.dtype });
-  let expr: Expr;
-  if ((UNARY_PRIMITIVES as readonly string[]).includes(prim)) {
-    let param: number[] | undefined;
-    if (prim === 'round') param = roundingParam(params as PrimitiveParams['round']);
-    if (prim === 'integer_pow') param = [(params as PrimitiveParams['integer_pow']).y];
-    if (prim === 'reduce_precision') {
-      const p = params as PrimitiveParams['reduce_precision'];
-      param = [p.exponentBits, p.mantissaBits];
-    }
-    expr = { op: 'unary', name: prim as never, x: arg(0), dtype: out.dtype, ...(param ? { param } : {}) };
-  } else if ((BINARY_PRIMITIVES as readonly string[]).includes(prim)) {
-    expr = { op: 'binary', name: prim as never, x: arg(0), y: arg(1), dtype: out.dtype };
-  } else if ((COMPARE_PRIMITIVES as readonly string[]).includes(prim)) {
-    expr = { op: 'compare', name: prim as never, x: arg(0), y: arg(1), dtype: 'bool' };
-  } else if (prim === 'select_n') {
-    expr = { op: 'select', predicate: arg(0), cases: ins.slice(1).map((_, i) => arg(i + 1)), dtype: out.dtype };
-  } else if (prim === 'clamp') {
-    expr = { op: 'clamp', lo: arg(0), x: arg(1), hi: arg(2), dtype: out.dtype };
-  } else if (prim === 'convert_element_type') {
-    expr = { op: 'convert', x: arg(0), dtype: out.dtype };
-  } else {
-    throw new Error(`lower: ${prim} is not elementwise`);
-  }
+  if (!isElementwisePrimitive(prim)) throw new Error(`lower: ${prim} is not elementwise`);
+  const args = ins.map((a, i): Expr => ({ op: 'input', index: i, dtype: a.dtype }));
+  const expr = scalarExpr(prim, args, params as never, out.dtype);
   return elementwiseLaunch(inputs, [{ dtype: out.dtype, expr }], n, [], []);
 }
 
@@ -166,12 +142,9 @@ const opaqueCall = (prim: string): LowerRule<unknown> => () => {
   throw new Error(`lower: ${prim} is control flow or a host callback, not one kernel; the eager interpreter runs it through its registered impl and the compiler must treat it as an opaque call (hasImpl)`);
 };
 
-const elementwiseRules = Object.fromEntries(
-  [...UNARY_PRIMITIVES, ...BINARY_PRIMITIVES, ...COMPARE_PRIMITIVES, 'select_n', 'clamp', 'convert_element_type'].map((p) => [
-    p,
-    elementwiseRule(p as Primitive),
-  ]),
-) as { [P in (typeof UNARY_PRIMITIVES)[number] | (typeof BINARY_PRIMITIVES)[number] | (typeof COMPARE_PRIMITIVES)[number] | 'select_n' | 'clamp' | 'convert_element_type']: LowerRule<unknown> };
+const elementwiseRules = Object.fromEntries(ELEMENTWISE_PRIMITIVES.map((p) => [p, elementwiseRule(p)])) as {
+  [P in ElementwisePrimitive]: LowerRule<unknown>;
+};
 
 export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   ...elementwiseRules,

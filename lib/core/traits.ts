@@ -17,34 +17,44 @@ export interface PrimitiveTraits {
   expensive?: boolean;
   /** Rendered as a libm-sized function call (exp, sin, pow, ...): CUDA kernels use at most 4 vector lanes for it. */
   libmCall?: boolean;
+  /**
+   * The C math function (C99 <math.h>, CUDA's math API) that computes it on float64; the float version is its
+   * name with an `f` suffix. Both renderers call it (render/expr.ts), so such a primitive needs no rendering code.
+   */
+  mathFunction?: string;
+  /** Its float16/bfloat16 result is exactly one of its operands' values: fusion needs no rounding node after it. */
+  exactInHalf?: boolean;
   /** Has an effect beyond its outputs (JAX's effectful primitives): never eliminated or merged, and kept in program order. */
   effectful?: boolean;
 }
 
 const none: PrimitiveTraits = {};
 /** A libm function of floats that XLA counts as transcendental and expensive. */
-const math: PrimitiveTraits = { floatOnly: true, xlaTranscendental: true, expensive: true, libmCall: true };
+const math = (mathFunction: string): PrimitiveTraits => ({ floatOnly: true, xlaTranscendental: true, expensive: true, libmCall: true, mathFunction });
 /** A libm function of floats that XLA does not count as transcendental (but is expensive). */
-const mathOther: PrimitiveTraits = { floatOnly: true, expensive: true, libmCall: true };
+const mathOther = (mathFunction: string): PrimitiveTraits => ({ floatOnly: true, expensive: true, libmCall: true, mathFunction });
 const bitwise: PrimitiveTraits = { intOrBoolOnly: true };
+const exact: PrimitiveTraits = { exactInHalf: true };
 
 export const TRAITS: { readonly [P in Primitive]: PrimitiveTraits } = {
   // unary
-  neg: none, sign: none, floor: { floatOnly: true }, ceil: { floatOnly: true }, round: { floatOnly: true },
-  is_finite: { floatOnly: true }, exp: math, exp2: mathOther, log: math, expm1: math, log1p: math, tanh: math,
-  logistic: math, sin: math, cos: math, tan: math, asin: mathOther, acos: mathOther, atan: mathOther, sinh: mathOther,
-  cosh: mathOther, asinh: mathOther, acosh: mathOther, atanh: mathOther,
+  neg: exact, sign: exact, floor: { floatOnly: true, mathFunction: 'floor' }, ceil: { floatOnly: true, mathFunction: 'ceil' },
+  round: { floatOnly: true }, is_finite: { floatOnly: true }, exp: math('exp'), exp2: mathOther('exp2'), log: math('log'),
+  expm1: math('expm1'), log1p: math('log1p'), tanh: math('tanh'), logistic: { floatOnly: true, xlaTranscendental: true, expensive: true, libmCall: true },
+  sin: math('sin'), cos: math('cos'), tan: math('tan'), asin: mathOther('asin'), acos: mathOther('acos'),
+  atan: mathOther('atan'), sinh: mathOther('sinh'), cosh: mathOther('cosh'), asinh: mathOther('asinh'),
+  acosh: mathOther('acosh'), atanh: mathOther('atanh'),
   sqrt: { floatOnly: true, xlaTranscendental: true, expensive: true }, rsqrt: { floatOnly: true, xlaTranscendental: true, expensive: true },
-  cbrt: math, erf: math, abs: none, not: bitwise, integer_pow: none, reduce_precision: { floatOnly: true }, copy: none,
+  cbrt: math('cbrt'), erf: math('erf'), abs: exact, not: bitwise, integer_pow: none, reduce_precision: { floatOnly: true }, copy: exact,
   square: none,
   // binary
   add: none, sub: none, mul: none, div: { expensive: true }, rem: { expensive: true, libmCall: true },
-  pow: { xlaTranscendental: true, expensive: true, libmCall: true }, max: none, min: none,
-  atan2: { floatOnly: true, xlaTranscendental: true, expensive: true, libmCall: true }, and: bitwise, or: bitwise,
-  xor: bitwise, nextafter: { floatOnly: true, libmCall: true },
+  pow: { xlaTranscendental: true, expensive: true, libmCall: true, mathFunction: 'pow' }, max: exact, min: exact,
+  atan2: { floatOnly: true, xlaTranscendental: true, expensive: true, libmCall: true, mathFunction: 'atan2' }, and: bitwise,
+  or: bitwise, xor: bitwise, nextafter: { floatOnly: true, libmCall: true },
   eq: none, ne: none, lt: none, le: none, gt: none, ge: none,
   // the rest: no elementwise traits
-  select_n: none, clamp: none, convert_element_type: none, iota: none, broadcast_in_dim: none, reshape: none,
+  select_n: exact, clamp: exact, convert_element_type: none, iota: none, broadcast_in_dim: none, reshape: none,
   transpose: none, squeeze: none, rev: none, slice: none, pad: none, concatenate: none, dynamic_slice: none,
   dynamic_update_slice: none, gather: none, scatter: none, scatter_add: none, scatter_mul: none, scatter_min: none,
   scatter_max: none, reduce_sum: none, reduce_prod: none, reduce_max: none, reduce_min: none, reduce_and: none,

@@ -153,10 +153,13 @@ export interface CudaAddonFunctions {
   cudaBlockUntilReady(buffer: CudaBufferHandle): Promise<void>;
   cudaMemset(buffer: CudaBufferHandle, value: number): void;
 
-  cudaCompile(source: string, name: string, options: readonly string[]): Promise<CudaCompileResult>;
-  cudaCompileSync(source: string, name: string, options: readonly string[]): CudaCompileResult;
+  /** headers: [includeName, content] pairs handed to NVRTC as in-memory headers. */
+  cudaCompile(source: string, name: string, options: readonly string[], headers?: readonly (readonly [string, string])[]): Promise<CudaCompileResult>;
+  cudaCompileSync(source: string, name: string, options: readonly string[], headers?: readonly (readonly [string, string])[]): CudaCompileResult;
   /** Compiles every job in parallel on native threads and returns when all are done: a result or an Error each. */
-  cudaCompileSyncMany(jobs: readonly (readonly [source: string, name: string, options: readonly string[]])[]): (CudaCompileResult | Error)[];
+  cudaCompileSyncMany(
+    jobs: readonly (readonly [source: string, name: string, options: readonly string[], headers?: readonly (readonly [string, string])[]])[],
+  ): (CudaCompileResult | Error)[];
   cudaModuleLoad(device: CudaDeviceHandle, image: Uint8Array, label: string): CudaModuleHandle;
   cudaGetFunction(
     device: CudaDeviceHandle,

@@ -17,6 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { show, ValueError } from '../core/errors.js';
 import { jaxonVersion, kernelCacheDir, moveIntoPlace, sha256, temporaryName, writeFileAtomic } from './disk-cache.js';
 import { native, type NativeLibrary, type NativeSymbol } from './native.js';
+import { kernelHeaderDir, kernelHeadersDigest } from './kernel-headers.js';
 
 export { kernelCacheDir } from './disk-cache.js';
 
@@ -147,6 +148,7 @@ function kernelKey(name: string, source: string, compiler: CpuCompilerInfo): str
     name,
     source,
     flags: compiler.flags,
+    headers: kernelHeadersDigest(),
     compiler: compiler.version,
     jaxon: jaxonVersion(),
     arch: process.arch,
@@ -218,7 +220,7 @@ function compileIntoCache(
   const [command, ...prefixArgs] = compiler.command.split(/\s+/);
   // Relative names, run in workDir: the object records the source file name,
   // and a pid in it would make builds of one key differ between processes.
-  const args = [...prefixArgs, sourceFile, ...compileFlags, '-o', outputFile, ...linkFlags];
+  const args = [...prefixArgs, sourceFile, ...compileFlags, '-I', kernelHeaderDir(), '-o', outputFile, ...linkFlags];
   const started = performance.now();
   try {
     execFileSync(command!, args, {

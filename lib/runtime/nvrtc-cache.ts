@@ -19,6 +19,10 @@ import { show, ValueError } from '../core/errors.js';
 import type { CudaCompileResult } from './cuda-addon.js';
 import { jaxonPackageRoot, jaxonVersion, kernelCacheDir, sha256, writeFileAtomic } from './disk-cache.js';
 import { native } from './native.js';
+import { kernelHeaders, kernelHeadersDigest } from './kernel-headers.js';
+
+/** The kernel headers as NVRTC's in-memory headers: [includeName, content] pairs. */
+const headerPairs = (): [string, string][] => kernelHeaders().map((h) => [h.name, h.content]);
 
 /** What NVRTC compiles for: derived from the device and the NVRTC found. */
 export interface CudaTarget {
@@ -145,7 +149,7 @@ function checkKernel(fn: string, name: string, source: string): void {
 function imageKey(name: string, source: string, target: CudaTarget): string {
   return sha256(
     JSON.stringify({
-      name, source, options: nvrtcOptions(target), nvrtc: target.nvrtcVersion, arch: target.arch, jaxon: jaxonVersion(),
+      name, source, options: nvrtcOptions(target), headers: kernelHeadersDigest(), nvrtc: target.nvrtcVersion, arch: target.arch, jaxon: jaxonVersion(),
       ...(target.emulator ? { emulator: target.emulator } : {}),
     }),
   );
@@ -263,12 +267,12 @@ export function compileCudaKernel(name: string, source: string, target: CudaTarg
     let used = target;
     let result: CudaCompileResult;
     try {
-      result = await native().cudaCompile(source, name, nvrtcOptions(target));
+      result = await native().cudaCompile(source, name, nvrtcOptions(target), headerPairs());
     } catch (error) {
       if (target.kind !== 'cubin' || !refusedArch(error)) throw error;
       stats.ptxFallbacks++;
       used = ptxFallback(target);
-      result = await native().cudaCompile(source, name, nvrtcOptions(used));
+      result = await native().cudaCompile(source, name, nvrtcOptions(used), headerPairs());
     }
     stats.compiles++;
     stats.compileMs += performance.now() - started;
@@ -294,12 +298,12 @@ export function compileCudaKernelSync(name: string, source: string, target: Cuda
   let used = target;
   let result: CudaCompileResult;
   try {
-    result = native().cudaCompileSync(source, name, nvrtcOptions(target));
+    result = native().cudaCompileSync(source, name, nvrtcOptions(target), headerPairs());
   } catch (error) {
     if (target.kind !== 'cubin' || !refusedArch(error)) throw error;
     stats.ptxFallbacks++;
     used = ptxFallback(target);
-    result = native().cudaCompileSync(source, name, nvrtcOptions(used));
+    result = native().cudaCompileSync(source, name, nvrtcOptions(used), headerPairs());
   }
   stats.compiles++;
   stats.compileMs += performance.now() - started;
@@ -321,7 +325,7 @@ export function compileCudaKernelsSync(kernels: readonly { name: string; source:
   const misses = kernels.map((k, i) => ({ ...k, i })).filter(({ i }) => out[i] === undefined);
   if (misses.length) {
     const started = performance.now();
-    const results = native().cudaCompileSyncMany(misses.map((m) => [m.source, m.name, nvrtcOptions(target)] as const));
+    const results = native().cudaCompileSyncMany(misses.map((m) => [m.source, m.name, nvrtcOptions(target), headerPairs()] as const));
     const elapsed = performance.now() - started;
     results.forEach((result, j) => {
       const { name, source, i } = misses[j]!;

@@ -8,7 +8,10 @@
 import { Array } from '../core/array.js';
 import { bind, bind1 } from '../core/bind.js';
 import { show } from '../core/errors.js';
-import type { DotDimensionNumbers, Primitive, PrimitiveParams, ShapedArray } from '../core/primitives.js';
+import {
+  type BinaryPrimitive, type ComparePrimitive, type DotDimensionNumbers, type Primitive, type PrimitiveParams, type ShapedArray, type UnaryPrimitive,
+  BINARY_PRIMITIVES, COMPARE_PRIMITIVES, UNARY_PRIMITIVES,
+} from '../core/primitives.js';
 import { shapesEqual } from '../core/shape.js';
 import { type Atom, type Jaxpr, Literal, Var, literalArray } from '../trace/jaxpr.js';
 import { inverseGather, scatterWinners } from './jvp-rules.js';
@@ -214,24 +217,21 @@ const dynamicUpdateSliceTranspose: TransposeRule<'dynamic_update_slice'> = (ct, 
   ];
 };
 
+/** Unary, binary and comparison primitives are not linear unless the table below says how to transpose them. */
+const elementwiseNotLinear = Object.fromEntries([...UNARY_PRIMITIVES, ...BINARY_PRIMITIVES, ...COMPARE_PRIMITIVES].map((p) => [p, notLinear])) as {
+  [P in UnaryPrimitive | BinaryPrimitive | ComparePrimitive]: NotLinear;
+};
+
 export const transposeRules: { [P in Primitive]: TransposeRule<P> | NotLinear | MultiOutputTranspose<P> } = {
+  ...elementwiseNotLinear,
   neg: unaryLinear((ct) => bind1('neg', [ct], {})),
-  sign: notLinear, floor: notLinear, ceil: notLinear, round: notLinear, is_finite: notLinear, exp: notLinear,
-  exp2: notLinear, log: notLinear, expm1: notLinear, log1p: notLinear, tanh: notLinear, logistic: notLinear,
-  sin: notLinear, cos: notLinear, tan: notLinear, asin: notLinear, acos: notLinear, atan: notLinear, sinh: notLinear,
-  cosh: notLinear, asinh: notLinear, acosh: notLinear, atanh: notLinear, sqrt: notLinear, rsqrt: notLinear,
-  cbrt: notLinear, abs: notLinear, not: notLinear, erf: notLinear, square: notLinear, integer_pow: notLinear,
   reduce_precision: unaryLinear((ct, _x, params) => bind1('reduce_precision', [ct], params)),
   copy: unaryLinear((ct) => bind1('copy', [ct], {})),
   stop_gradient: notLinear,
-
   add: addTranspose(false),
   sub: addTranspose(true),
   mul: mulTranspose,
   div: divTranspose,
-  rem: notLinear, pow: notLinear, max: notLinear, min: notLinear, atan2: notLinear, and: notLinear, or: notLinear,
-  xor: notLinear, nextafter: notLinear,
-  eq: notLinear, ne: notLinear, lt: notLinear, le: notLinear, gt: notLinear, ge: notLinear,
 
   select_n: selectTranspose,
   clamp: notLinear,

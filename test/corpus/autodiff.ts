@@ -331,5 +331,15 @@ export const snippets: Snippet[] = [
     expectArray(t, out, [[-2.4, -4.8, 2.4], [-2.4, -4.8, 2.4]], { dtype: 'float32' });
   }),
 
-  todo(`${ADVANCED} › Custom derivative rules`, 'jax.custom_jvp / jax.custom_vjp examples (e.g. log1pexp with a stable JVP): customJvp and customVjp are being added'),
+  snippet(`${ADVANCED} › Custom derivative rules`, 'grad of the naive log(1 + exp(x)) at 100. is nan; with a custom_jvp rule (log1pexp) it is 1.0', (t) => {
+    const naive = (x: jax.Array) => jnp.log(jnp.add(1, jnp.exp(x)));
+    expectScalar(t, jax.grad(naive)(100), NaN);
+    const log1pexp = jax.customJvp((x: jax.Array) => jnp.log(jnp.add(1, jnp.exp(x))));
+    log1pexp.defjvp(([x]: jax.Array[], [xDot]: jax.Array[]) => [
+      log1pexp(x!),
+      jnp.multiply(jnp.subtract(1, jnp.divide(1, jnp.add(1, jnp.exp(x!)))), xDot!),
+    ]);
+    expectScalar(t, jax.grad(log1pexp)(100), 1.0);
+    expectScalar(t, jax.jit(jax.grad(log1pexp))(100), 1.0);
+  }),
 ];

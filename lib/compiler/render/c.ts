@@ -8,12 +8,13 @@ import type {
   ConcatenateKernel, CumulativeKernel, DotKernel, DynamicSliceKernel, DynamicUpdateSliceKernel, ElementwiseKernel,
   Expr, FusedReduce, GatherKernel, Kernel, PadKernel, ReduceKernel, ScatterKernel,
 } from '../kernel-ir.js';
-import { C_PRELUDE } from './c-prelude.js';
-import { ExprRenderer, computeType, literal, loadValue, storageType, storeValue } from './c-expr.js';
+import { C_DIALECT, C_TYPES, ExprRenderer } from './expr.js';
+
+const { computeType, literal, loadValue, storageType, storeValue } = C_TYPES;
 
 export function renderC(kernel: Kernel, name: string): string {
   const body = renderBody(kernel, name);
-  return `// jaxon kernel ${name}: ${kernelJson(kernel)}\n${C_PRELUDE}\n${body}\n`;
+  return `// jaxon kernel ${name}: ${kernelJson(kernel)}\n#include "jaxon_c.h"\n\n${body}\n`;
 }
 
 function renderBody(k: Kernel, name: string): string {
@@ -65,7 +66,7 @@ function elementwise(k: ElementwiseKernel, name: string): string {
     decls.push(`const int64_t offset${i} = params[2 + rank + ${s} * (rank + 1)];`);
     decls.push(`const int64_t *stride${i} = params + 3 + rank + ${s} * (rank + 1);`);
   });
-  const renderer = new ExprRenderer(
+  const renderer = new ExprRenderer(C_DIALECT, 
     (i) => {
       const inp = k.inputs[i]!;
       const ref = inp.access === 'contiguous' ? `in${i}[i]` : inp.access === 'scalar' ? `in${i}[0]` : `in${i}[off${i}]`;
@@ -315,7 +316,7 @@ function fusedReduce(k: ReduceKernel, f: FusedReduce, name: string): string {
     : [];
 
   // The reduced value and the side outputs, per input-space element.
-  const prologue = new ExprRenderer((i) => loadValue(f.inputs[i]!.dtype, `in${i}[p${i}]`), (axis) => `p${iotaView(axis)}`);
+  const prologue = new ExprRenderer(C_DIALECT, (i) => loadValue(f.inputs[i]!.dtype, `in${i}[p${i}]`), (axis) => `p${iotaView(axis)}`);
   const value = prologue.render(f.prologue);
   const sides = f.sideOutputs.map((o) => prologue.render(o.expr));
   const sideStores = f.sideOutputs.map((o, j) => `side${j}[p${nIn + j}] = ${storeValue(o.dtype, sides[j]!)};`);
@@ -323,7 +324,7 @@ function fusedReduce(k: ReduceKernel, f: FusedReduce, name: string): string {
   const resultType = computeType(k.outputDtype);
 
   // Output-space values, once per output element, from the result and output-space views (inner strides 0, so p == b).
-  const epilogue = new ExprRenderer(
+  const epilogue = new ExprRenderer(C_DIALECT, 
     (i) => (i === nIn ? 'res' : loadValue(f.inputs[i]!.dtype, `in${i}[b${i}]`)),
     (axis) => `b${iotaView(axis)}`,
   );
@@ -333,11 +334,11 @@ function fusedReduce(k: ReduceKernel, f: FusedReduce, name: string): string {
   // The final outputs: a second pass over the inputs of output o once `res` is complete. What depends on the
   // result alone (layernorm's 1 / sqrt(var + eps)) is computed once, with the epilogue, outside the loop.
   for (const e of resultOnlyNodes(finals.map((o) => o.expr), nIn)) epilogue.render(e);
-  const second = new ExprRenderer(
+  const second = new ExprRenderer(C_DIALECT, 
     (i) => (i === nIn ? 'res' : loadValue(f.inputs[i]!.dtype, `in${i}[p${i}]`)),
     (axis) => `p${iotaView(axis)}`,
-    epilogue,
     'f',
+    epilogue,
   );
   const finalValues = finals.map((o) => second.render(o.expr));
   const finalBody = [...second.lines, ...finals.map((o, j) => `final${j}[p${nIn + nSide + j}] = ${storeValue(o.dtype, finalValues[j]!)};`)];
@@ -455,7 +456,7 @@ function dotStore(k: DotKernel): { decls: string[]; row: string[]; store: string
     decls.push(`const int64_t esb${i} = params[${10 + 3 * i}], esm${i} = params[${11 + 3 * i}], esn${i} = params[${12 + 3 * i}];`);
   });
   // the product rounded to the output dtype first, as eager's dot stores it before the elementwise ops read it
-  const renderer = new ExprRenderer(
+  const renderer = new ExprRenderer(C_DIALECT, 
     (i) => (i === e.inputs.length ? 'product' : loadValue(e.inputs[i]!.dtype, `e${i}[j * esn${i}]`)),
     (axis) => {
       throw new Error(`render/c: dot kernel ${kernelName(k)} has an epilogue reading iota axis ${axis}`);

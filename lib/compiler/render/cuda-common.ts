@@ -5,7 +5,10 @@
 // launch-shape arithmetic. The launch choices themselves are documented at
 // the top of cuda.ts.
 import { type DType, itemsize } from '../../core/dtype.js';
-import { storageType } from './cuda-expr.js';
+import { CUDA_TYPES } from './expr.js';
+import type { Decision } from './cuda-decisions.js';
+
+const { storageType } = CUDA_TYPES;
 
 /** The H100's streaming multiprocessors: grids are sized in waves of these. */
 export const SM_COUNT = 132;
@@ -36,6 +39,8 @@ export interface RenderedKernel {
   block: [number, number, number];
   /** the launch strategy in a few words, for the source header */
   strategy: string;
+  /** the named choices behind it (cuda-decisions.ts), one header line each */
+  decisions?: readonly Decision<unknown>[];
 }
 
 /** Index arithmetic width: 32-bit when every magnitude (sizes, offsets) plus a grid-stride overshoot fits in int32. */
@@ -108,15 +113,6 @@ export function parameterList(buffers: readonly BufferArg[]): string {
     .join(', ');
 }
 
-/** The largest power-of-two vector width (elements) that every buffer's alignment and 16-byte loads allow. */
-export function vectorWidth(buffers: { dtype: DType; alignment: number }[]): number {
-  if (buffers.length === 0) return 1;
-  const widest = Math.max(...buffers.map((b) => itemsize(b.dtype)));
-  for (let v = 16 / widest; v > 1; v /= 2) {
-    if (buffers.every((b) => b.alignment % (v * itemsize(b.dtype)) === 0)) return v;
-  }
-  return 1;
-}
 
 export const indent = (lines: readonly string[], n: number): string =>
   lines.flatMap((l) => l.split('\n')).map((l) => (l ? ' '.repeat(n) + l : l)).join('\n');

@@ -9,8 +9,10 @@
 import { isFloating } from '../../core/dtype.js';
 import type { DotKernel } from '../kernel-ir.js';
 import { type BufferArg, type RenderedKernel, dotStrides, indent, indexType, int, viewReach } from './cuda-common.js';
-import { CudaExprRenderer, computeType, loadValue, storeValue } from './cuda-expr.js';
+import { CUDA_DIALECT, CUDA_TYPES, ExprRenderer } from './expr.js';
 import { ParamReader } from './cuda-params.js';
+
+const { computeType, loadValue, storeValue } = CUDA_TYPES;
 
 const TILE_M = 64;
 const TILE_N = 64;
@@ -55,7 +57,7 @@ export function dot(k: DotKernel, params: readonly number[]): RenderedKernel {
     store = [`out0[o] = ${storeValue(k.outputDtype, result)};`];
   } else {
     const nE = epilogueInputs.length;
-    const renderer = new CudaExprRenderer(
+    const renderer = new ExprRenderer(CUDA_DIALECT, 
       (i) => (i === nE ? 'res' : loadValue(epilogueInputs[i]!.dtype, `ein${i}[${dotStrides(['bz', 'gm', 'gn'], views[i]!)}]`)),
       (axis) => {
         throw new Error(`renderCuda: a dot epilogue reads iota axis ${axis}; dot epilogues carry no iota (kernel-ir.ts)`);

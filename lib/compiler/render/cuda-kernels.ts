@@ -14,8 +14,10 @@ import {
   strideGrid, unravel,
 } from './cuda-common.js';
 import { stridesOf } from '../../core/shape.js';
-import { computeType, literal, loadValue, storageType, storeValue } from './cuda-expr.js';
+import { CUDA_TYPES } from './expr.js';
 import { ParamReader } from './cuda-params.js';
+
+const { computeType, literal, loadValue, storageType, storeValue } = CUDA_TYPES;
 
 const coordNames = (prefix: string, rank: number) => Array.from({ length: rank }, (_, d) => `${prefix}${d}`);
 

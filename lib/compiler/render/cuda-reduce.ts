@@ -15,9 +15,12 @@ import {
   BLOCK, type BufferArg, type RenderedKernel, SM_COUNT, TARGET_BLOCKS, dotStrides, gridStride, indent, indexType, int,
   strideGrid, unravel, viewReach,
 } from './cuda-common.js';
-import { CudaExprRenderer, computeType, literal, loadValue, storeValue } from './cuda-expr.js';
+import { CUDA_DIALECT, CUDA_TYPES, ExprRenderer } from './expr.js';
 import { resultOnlyNodes } from '../kernel-ir.js';
 import { ParamReader } from './cuda-params.js';
+import { type Decision, type ReductionStrategy, reductionStrategy } from './cuda-decisions.js';
+
+const { computeType, literal, loadValue, storeValue } = CUDA_TYPES;
 
 interface View {
   outer: number[];
@@ -153,35 +156,14 @@ function state(op: ReduceOp, d: DType, out: DType): State {
   }
 }
 
-type Strategy =
-  | { kind: 'thread' }
-  | { kind: 'warp' }
-  | { kind: 'block'; chunks: number; chunk: number }
-  | { kind: 'column'; chunks: number; chunk: number };
-
-/** Splits n into at most `want` chunks of equal size (the last may be shorter), none empty. */
-function chunking(n: number, want: number): { chunks: number; chunk: number } {
-  if (want < 2 || n === 0) return { chunks: 1, chunk: Math.max(n, 1) };
-  const chunk = Math.ceil(n / want);
-  return { chunks: Math.ceil(n / chunk), chunk };
-}
-
-function chooseStrategy(p: ReducePlan): Strategy {
+/** The facts of this reduction, for the named decision (cuda-decisions.ts). */
+function strategyOf(p: ReducePlan): Decision<ReductionStrategy> {
   const last = p.innerShape.length - 1;
   const main = p.views.slice(0, p.inputs.length).find((v) => v.inner.some((s) => s !== 0));
   const innerContiguous = !main || last < 0 || Math.abs(main.inner[last]!) === 1;
   const outerLast = p.outerShape.length - 1;
   const columnLike = !innerContiguous && outerLast >= 0 && Math.abs(main!.outer[outerLast]!) === 1;
-  const split = p.finals.length === 0 && p.nOut > 0; // a second pass needs the whole row's result in one block
-  if (columnLike && p.nOut > 1) {
-    const tiles = Math.ceil(p.nOut / 32);
-    const want = split && tiles < TARGET_BLOCKS / 2 && p.nInner >= 1024 ? Math.min(Math.ceil(p.nInner / 512), Math.ceil(TARGET_BLOCKS / tiles)) : 1;
-    return { kind: 'column', ...chunking(p.nInner, want) };
-  }
-  if (p.nInner <= 32) return { kind: 'thread' };
-  if (p.nInner <= 1024) return { kind: 'warp' };
-  const want = split && p.nOut < TARGET_BLOCKS / 2 && p.nInner >= 8192 ? Math.min(Math.ceil(p.nInner / 4096), Math.ceil(TARGET_BLOCKS / p.nOut)) : 1;
-  return { kind: 'block', ...chunking(p.nInner, want) };
+  return reductionStrategy({ nOut: p.nOut, nInner: p.nInner, innerContiguous, columnLike, splittable: p.finals.length === 0 && p.nOut > 0 });
 }
 
 export function reduce(k: ReduceKernel, params: readonly number[], name: string): RenderedKernel {
@@ -197,7 +179,8 @@ export function reduce(k: ReduceKernel, params: readonly number[], name: string)
     return nIn + nSide + nFinal + t;
   };
   const iotaViews = p.iotaAxes.map((a) => iotaView(a));
-  const s = chooseStrategy(p);
+  const decision = strategyOf(p);
+  const s = decision.choice;
   const chunks = s.kind === 'block' || s.kind === 'column' ? s.chunks : 1;
   const st = state(p.op, p.inputDtype, p.outputDtype);
   const rt = computeType(p.outputDtype);
@@ -229,7 +212,7 @@ export function reduce(k: ReduceKernel, params: readonly number[], name: string)
   ];
   const inputViews = p.inputs.map((_, i) => i);
 
-  const pro = new CudaExprRenderer((i) => loadValue(p.inputs[i]!, `in${i}[p${i}]`), (axis) => `p${iotaView(axis)}`, 'v');
+  const pro = new ExprRenderer(CUDA_DIALECT, (i) => loadValue(p.inputs[i]!, `in${i}[p${i}]`), (axis) => `p${iotaView(axis)}`, 'v');
   const value = pro.render(p.prologue);
   const sideValues = p.sides.map((o) => pro.render(o.expr));
   const visit = (j: string) => [
@@ -243,7 +226,7 @@ export function reduce(k: ReduceKernel, params: readonly number[], name: string)
     '}',
   ];
 
-  const epi = new CudaExprRenderer((i) => (i === nIn ? 'res' : loadValue(p.inputs[i]!, `in${i}[b${i}]`)), (axis) => `b${iotaView(axis)}`, 'e');
+  const epi = new ExprRenderer(CUDA_DIALECT, (i) => (i === nIn ? 'res' : loadValue(p.inputs[i]!, `in${i}[b${i}]`)), (axis) => `b${iotaView(axis)}`, 'e');
   const outValues = p.outputs.map((o) => epi.render(o.expr));
   const epilogue = ['{', indent([...epi.lines, ...p.outputs.map((o, j) => `out${j}[o] = ${storeValue(o.dtype, outValues[j]!)};`)], 2), '}'];
 
@@ -251,9 +234,9 @@ export function reduce(k: ReduceKernel, params: readonly number[], name: string)
   const noInput = (i: number): string => {
     throw new Error(`renderCuda: internal error: a result-only node of ${name} reads input ${i}`);
   };
-  const hoist = new CudaExprRenderer((i) => (i === nIn ? 'res' : noInput(i)), (axis) => `p${iotaView(axis)}`, 'h');
+  const hoist = new ExprRenderer(CUDA_DIALECT, (i) => (i === nIn ? 'res' : noInput(i)), (axis) => `p${iotaView(axis)}`, 'h');
   for (const e of resultOnlyNodes(p.finals.map((o) => o.expr), nIn)) hoist.render(e);
-  const fin = new CudaExprRenderer((i) => (i === nIn ? 'res' : loadValue(p.inputs[i]!, `in${i}[p${i}]`)), (axis) => `p${iotaView(axis)}`, 'f', hoist);
+  const fin = new ExprRenderer(CUDA_DIALECT, (i) => (i === nIn ? 'res' : loadValue(p.inputs[i]!, `in${i}[p${i}]`)), (axis) => `p${iotaView(axis)}`, 'f', hoist);
   const finValues = p.finals.map((o) => fin.render(o.expr));
   const finalLoop = (start: string, step: number) =>
     nFinal === 0
@@ -413,5 +396,6 @@ export function reduce(k: ReduceKernel, params: readonly number[], name: string)
     grid,
     block,
     strategy: `${strategy} (${idx} indices)`,
+    decisions: [decision],
   };
 }

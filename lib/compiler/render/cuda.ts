@@ -4,8 +4,11 @@
 // static shapes, so sizes and strides are baked in as constants (as XLA does):
 // divisions by them become multiply-shifts and loops unroll; the aligned
 // vector accesses follow PyTorch's aligned_vector. Semantics are the
-// C renderer's (render/c.ts), case for case; cuda-expr.ts renders the scalar
-// expressions and cuda-prelude.ts holds the helpers both backends mirror.
+// C renderer's (render/c.ts), case for case; expr.ts renders the scalar
+// expressions for both (CUDA_DIALECT here) and cuda/kernels/jaxon_cuda.h,
+// over jaxon_common.h, holds the helpers both backends share. The vector
+// width and the reduction strategy are named decisions (cuda-decisions.ts),
+// recorded in each kernel's header.
 //
 // Launch shapes (H100: 132 SMs, 2048 threads per SM; see cuda-common.ts):
 //  - Elementwise, pad, concatenate, gather, dynamic slices, cumulative lines:
@@ -44,16 +47,18 @@ import { isFloating } from '../../core/dtype.js';
 import { primitivesWith } from '../../core/traits.js';
 import { kernelJson, kernelName } from '../kernel-ir.js';
 import type { ElementwiseKernel, Expr, Kernel } from '../kernel-ir.js';
-import { CUDA_PRELUDE } from './cuda-prelude.js';
-import { CudaExprRenderer, computeType, loadValue, storageType, storeValue } from './cuda-expr.js';
+import { CUDA_DIALECT, CUDA_TYPES, ExprRenderer } from './expr.js';
 import {
   BLOCK, type BufferArg, type RenderedKernel, dotStrides, gridStride, indent, indexType, int, parameterList, strideGrid,
-  unravel, vectorWidth, viewReach,
+  unravel, viewReach,
 } from './cuda-common.js';
 import { ParamReader } from './cuda-params.js';
 import { reduce } from './cuda-reduce.js';
 import { dot } from './cuda-dot.js';
 import { concatenate, cumulative, dynamicSlice, dynamicUpdateSlice, gather, pad, scatter } from './cuda-kernels.js';
+import { decisionComment, elementwiseVectorWidth } from './cuda-decisions.js';
+
+const { computeType, loadValue, storageType, storeValue } = CUDA_TYPES;
 
 export interface CudaKernelSource {
   /** unique C identifier of the entry point (kernel name + a short hash of the specialization) */
@@ -118,9 +123,11 @@ export function renderCuda(kernel: Kernel, params: readonly number[], options: R
     `// params: ${JSON.stringify(params)}`,
     `// alignments: ${JSON.stringify(alignments)}`,
     `// launch: grid ${JSON.stringify(r.grid)}, block ${JSON.stringify(r.block)}, dynamic shared memory 0 bytes`,
+    ...(r.decisions ?? []).map(decisionComment),
   ].join('\n');
   const source = `${header}
-${CUDA_PRELUDE}${r.globals ? `${r.globals}\n` : ''}extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${parameterList(r.buffers)}) {
+#include "jaxon_cuda.h"
+${r.globals ? `${r.globals}\n` : ''}extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${parameterList(r.buffers)}) {
 ${r.body}
 }
 `;
@@ -227,12 +234,10 @@ function elementwise(k: ElementwiseKernel, params: readonly number[], alignments
     ...k.outputs.map((o, j) => ({ dtype: o.dtype, alignment: alignments[j]! })),
     ...k.inputs.flatMap((inp, i) => (inp.access === 'contiguous' ? [{ dtype: inp.dtype, alignment: alignments[nOut + i]! }] : [])),
   ];
-  let v = vectorWidth(contiguous);
-  // transcendental work is compute-bound: 4 lanes keep the loads vectorized without unrolling libm code 8 times
-  if (v > 4 && exprsUseTranscendentals(k.outputs.map((o) => o.expr))) v = 4;
-  // a vector's elements must share every coordinate but the innermost
-  while (v > 1 && needsCoords && (rank === 0 || shape[rank - 1]! % v !== 0)) v /= 2;
-  if (n < v) v = 1;
+  const widthDecision = elementwiseVectorWidth({
+    buffers: contiguous, libmCalls: exprsUseTranscendentals(k.outputs.map((o) => o.expr)), needsCoords, innermost: rank === 0 ? null : shape[rank - 1]!, n,
+  });
+  const v = widthDecision.choice;
   const idx = indexType([n, ...[...views.values()].map((view) => viewReach(shape, view.strides, view.offset))]);
   const coords = shape.map((_, d) => `c${d}`);
   const innermost = rank - 1;
@@ -245,7 +250,7 @@ function elementwise(k: ElementwiseKernel, params: readonly number[], alignments
 
   /** One element's statements; `lane` is the vector lane expression (null: scalar code). */
   const element = (lane: string | null): string[] => {
-    const renderer = new CudaExprRenderer(
+    const renderer = new ExprRenderer(CUDA_DIALECT, 
       (i) => {
         const inp = k.inputs[i]!;
         if (inp.access === 'scalar') return `s${i}`;
@@ -298,6 +303,7 @@ function elementwise(k: ElementwiseKernel, params: readonly number[], alignments
     grid: [strideGrid(work), 1, 1],
     block: [BLOCK, 1, 1],
     strategy: v > 1 ? `elementwise, grid-stride, ${v}-wide vector loads (${idx} indices)` : `elementwise, grid-stride, scalar (${idx} indices)`,
+    decisions: [widthDecision],
   };
 }
 
@@ -354,7 +360,7 @@ function transposedTiles(
       '}',
     ].join('\n');
   });
-  const renderer = new CudaExprRenderer(
+  const renderer = new ExprRenderer(CUDA_DIALECT, 
     (i) => {
       const inp = k.inputs[i]!;
       if (inp.access === 'scalar') return `s${i}`;

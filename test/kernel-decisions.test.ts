@@ -1,0 +1,61 @@
+// The CUDA renderer's choices as named decisions (lib/compiler/render/cuda-decisions.ts, issue 14): each is asked
+// directly with the facts it depends on, and every rendered kernel records its decisions in its header.
+import test from 'ava';
+import { elementwiseVectorWidth, reductionStrategy } from '../lib/compiler/render/cuda-decisions.js';
+import { renderCuda } from '../lib/compiler/render/cuda.js';
+import type { Kernel } from '../lib/compiler/kernel-ir.js';
+
+const f32 = (alignment = 16) => ({ dtype: 'float32' as const, alignment });
+const vector = (over: Partial<Parameters<typeof elementwiseVectorWidth>[0]>) =>
+  elementwiseVectorWidth({ buffers: [f32(), f32()], libmCalls: false, needsCoords: false, innermost: 1024, n: 1 << 20, ...over });
+
+test('vector width: 16-byte loads when every buffer allows them, narrower as alignment, libm, the innermost axis or the size demand', (t) => {
+  t.like(vector({}), { choice: 4, why: '4-element 16-byte loads of 4-byte elements' });
+  t.like(vector({ buffers: [f32(), f32(8)] }), { choice: 2, why: '4-element 16-byte loads of 4-byte elements; alignments allow 2' });
+  t.is(vector({ buffers: [f32(), f32(4)] }).choice, 1);
+  t.is(vector({ buffers: [{ dtype: 'bfloat16', alignment: 16 }, { dtype: 'bfloat16', alignment: 16 }] }).choice, 8);
+  t.like(vector({ buffers: [{ dtype: 'bfloat16', alignment: 16 }], libmCalls: true }), { choice: 4, why: '8-element 16-byte loads of 2-byte elements; libm calls cap it at 4 lanes' });
+  // a float32 output of a bfloat16 input: the wider element sets the width
+  t.is(vector({ buffers: [f32(), { dtype: 'bfloat16', alignment: 16 }] }).choice, 4);
+  t.like(vector({ needsCoords: true, innermost: 6 }), { choice: 2, why: '4-element 16-byte loads of 4-byte elements; the innermost axis (6) takes 2' });
+  t.is(vector({ needsCoords: true, innermost: null }).choice, 1);
+  t.is(vector({ needsCoords: false, innermost: 6 }).choice, 4, 'contiguous code ignores the axes');
+  t.like(vector({ n: 3 }), { choice: 1, why: '4-element 16-byte loads of 4-byte elements; only 3 elements' });
+  t.like(vector({ buffers: [] }), { choice: 1, why: 'no contiguous buffer' });
+});
+
+const reduction = (over: Partial<Parameters<typeof reductionStrategy>[0]>) =>
+  reductionStrategy({ nOut: 4096, nInner: 4096, innerContiguous: true, columnLike: false, splittable: true, ...over });
+
+test('reduction strategy: thread, warp, block or column by the sizes; long rows too few to fill the GPU split over blocks', (t) => {
+  t.deepEqual(reduction({ nInner: 32 }).choice, { kind: 'thread' });
+  t.deepEqual(reduction({ nInner: 33 }).choice, { kind: 'warp' });
+  t.deepEqual(reduction({ nInner: 1024 }).choice, { kind: 'warp' });
+  t.deepEqual(reduction({ nInner: 1025 }).choice, { kind: 'block', chunks: 1, chunk: 1025 });
+  // one row of 2^21: as many blocks as fill the GPU, each 4096 or more elements
+  const sum = reduction({ nOut: 1, nInner: 1 << 21 });
+  t.deepEqual(sum.choice, { kind: 'block', chunks: 512, chunk: 4096 });
+  t.regex(sum.why, /1 output\(s\) cannot fill 528 blocks: split/);
+  // a second pass (softmax's normalized row) needs the whole row in one block
+  t.deepEqual(reduction({ nOut: 1, nInner: 1 << 21, splittable: false }).choice, { kind: 'block', chunks: 1, chunk: 1 << 21 });
+  t.regex(reduction({ nOut: 1, nInner: 1 << 21, splittable: false }).why, /a second pass needs the row in one block/);
+  // many rows fill the GPU without splitting
+  t.deepEqual(reduction({ nOut: 8192, nInner: 1 << 16 }).choice, { kind: 'block', chunks: 1, chunk: 1 << 16 });
+  // summing the rows of a row-major matrix: neighbouring outputs are adjacent
+  t.deepEqual(reduction({ nOut: 1000, nInner: 100, innerContiguous: false, columnLike: true }).choice, { kind: 'column', chunks: 1, chunk: 100 });
+  t.deepEqual(reduction({ nOut: 64, nInner: 1 << 20, innerContiguous: false, columnLike: true }).choice, { kind: 'column', chunks: 264, chunk: 3972 });
+});
+
+test('every rendered kernel records its decisions in its header', (t) => {
+  const exp: Kernel = {
+    kind: 'elementwise',
+    inputs: [{ dtype: 'float32', access: 'contiguous' }],
+    outputs: [{ dtype: 'float32', expr: { op: 'unary', name: 'exp', x: { op: 'input', index: 0, dtype: 'float32' }, dtype: 'float32' } }],
+  };
+  t.true(renderCuda(exp, [1 << 20, 1, 1 << 20]).source.includes('\n// decision vector width: 4 (4-element 16-byte loads of 4-byte elements)\n'));
+  t.true(renderCuda(exp, [1 << 20, 1, 1 << 20], { alignments: [16, 4] }).source.includes('\n// decision vector width: 1 (alignments allow no vector load)\n'));
+  const sum: Kernel = { kind: 'reduce', op: 'sum', inputDtype: 'float32', outputDtype: 'float32' };
+  // params: [nOut, nInner, outerRank, outerShape, outerStrides, innerRank, innerShape, innerStrides]
+  const rows = renderCuda(sum, [8, 100000, 1, 8, 100000, 1, 100000, 1]).source;
+  t.regex(rows, /\n\/\/ decision reduction strategy: 25 blocks per output \(chunks of 4000\) \(100000 elements per output, 8 output\(s\) cannot fill 528 blocks: split\)\n/);
+});
