@@ -212,10 +212,19 @@ function sameShapes(prim: string, avals: ShapedArray[]): void {
   }
 }
 
+/** The jnp function that promotes where a lax binary op does not (JAX's tip names it). */
+const JNP_PROMOTING: Record<string, string> = {
+  add: 'add', sub: 'subtract', mul: 'multiply', div: 'divide', rem: 'remainder', pow: 'power', max: 'maximum', min: 'minimum',
+  atan2: 'arctan2', and: 'bitwise_and', or: 'bitwise_or', xor: 'bitwise_xor', nextafter: 'nextafter', eq: 'equal',
+  ne: 'not_equal', lt: 'less', le: 'less_equal', gt: 'greater', ge: 'greater_equal', concatenate: 'concatenate',
+};
+
+/** JAX's check_same_dtypes: a TypeError naming the lax function, the dtypes and the jnp function that promotes. */
 function sameDtypes(prim: string, avals: ShapedArray[]): void {
-  for (const a of avals) {
-    if (a.dtype !== avals[0]!.dtype) fail(prim, `operand dtypes must be equal, got ${avals.map((x) => x.dtype).join(' and ')}`);
-  }
+  if (avals.every((a) => a.dtype === avals[0]!.dtype)) return;
+  const jnpName = JNP_PROMOTING[prim];
+  const tip = jnpName ? ` (Tip: jnp.${jnpName} is a similar function that does automatic type promotion on inputs).` : '';
+  throw new TypeError(`lax.${prim} requires arguments to have the same dtypes, got ${avals.map((x) => x.dtype).join(', ')}.${tip}`);
 }
 
 // dtype classes from the one table of traits (core/traits.ts)
