@@ -23,15 +23,19 @@ test('the derived sets are the ones the layers kept by hand (cost model, fusion,
 });
 
 
-(ts ? test : test.skip)('a new primitive without traits or rules fails to type-check (traits, abstract eval, lowering, cost, jvp, transpose, batching)', (t) => {
+(ts ? test : test.skip)('a new primitive without traits or rules fails to type-check (traits, abstract eval, lowering, cost, jvp, transpose, batching, the reference interpreter)', (t) => {
   t.timeout(120_000);
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-  const program = ts!.createProgram([path.join(root, 'test/fixtures/throwaway-primitive/augment.ts'), path.join(root, 'lib/index.ts')], {
+  const roots = ['test/fixtures/throwaway-primitive/augment.ts', 'lib/index.ts', 'lib/reference/interpreter.ts'];
+  const program = ts!.createProgram(roots.map((r) => path.join(root, r)), {
     target: ts!.ScriptTarget.ES2022, module: ts!.ModuleKind.NodeNext, moduleResolution: ts!.ModuleResolutionKind.NodeNext, strict: true, noEmit: true, skipLibCheck: true,
   });
   const errors = ts!.getPreEmitDiagnostics(program).map((d) => `${d.file ? path.relative(root, d.file.fileName) : ''}: ${ts!.flattenDiagnosticMessageText(d.messageText, '\n')}`);
   // the traits table, and every other rule table typed over the primitives, now miss it
-  const tables = ['lib/core/traits.ts', 'lib/core/primitives.ts', 'lib/compiler/lower.ts', 'lib/compiler/cost.ts', 'lib/transforms/jvp-rules.ts', 'lib/transforms/transpose.ts', 'lib/transforms/batching-rules.ts'];
+  const tables = [
+    'lib/core/traits.ts', 'lib/core/primitives.ts', 'lib/compiler/lower.ts', 'lib/compiler/cost.ts', 'lib/transforms/jvp-rules.ts',
+    'lib/transforms/transpose.ts', 'lib/transforms/batching-rules.ts', 'lib/reference/interpreter.ts',
+  ];
   for (const file of tables) {
     t.true(errors.some((e) => e.startsWith(file) && /Property 'throwaway' is missing/.test(e)), `${file}:\n${errors.join('\n')}`);
   }
