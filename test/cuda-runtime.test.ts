@@ -586,9 +586,10 @@ test.serial('fake driver: buffer bytes are reported to V8 as external memory', (
   const after = addon.cudaMemoryStats(d.handle);
   t.is(during.bytesReportedToV8 - before.bytesReportedToV8, 16 * MiB);
   t.is(during.bytesReportedToV8 - after.bytesReportedToV8, 16 * MiB);
-  // V8's own total (napi_adjust_external_memory's answer) moved by as much.
-  t.true(during.v8ExternalMemory - before.v8ExternalMemory >= 16 * MiB, `V8 grew by ${during.v8ExternalMemory - before.v8ExternalMemory}`);
-  t.true(during.v8ExternalMemory - after.v8ExternalMemory >= 16 * MiB, `V8 shrank by ${during.v8ExternalMemory - after.v8ExternalMemory}`);
+  // V8's own total (napi_adjust_external_memory's answer) moved by as much, give or take what other external memory
+  // the process freed meanwhile (seen: 23 KiB less on a loaded machine, a garbage collection between the calls)
+  t.true(during.v8ExternalMemory - before.v8ExternalMemory >= 15 * MiB, `V8 grew by ${during.v8ExternalMemory - before.v8ExternalMemory}`);
+  t.true(during.v8ExternalMemory - after.v8ExternalMemory >= 15 * MiB, `V8 shrank by ${during.v8ExternalMemory - after.v8ExternalMemory}`);
 });
 
 test.serial('fake driver: launches are checked against the function and handles against their kind', async (t) => {

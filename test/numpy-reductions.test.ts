@@ -183,3 +183,22 @@ test('bad input: where masks and empty reductions', (t) => {
   assertArray(t, r.max(empty, { axis: 1 }), { shape: [0], dtype: 'float32', values: [] });
   assertArray(t, r.argmax(empty, { axis: 1 }), { shape: [0], dtype: 'int32', values: [] });
 });
+
+test('argmax/argmin over rows long enough to split across threads keep the first index on ties and the first NaN (CPU partials merged in order)', (t) => {
+  const n = 200_000;
+  const values = new Float32Array(n);
+  for (let i = 0; i < n; i++) values[i] = (i * 7919) % 1000; // every value repeats: the maximum 999 first at 111
+  const x = array(values, { dtype: 'float32' });
+  t.is(r.argmax(x).item(), values.indexOf(999));
+  t.is(r.argmin(x).item(), values.indexOf(0));
+  const withNaN = values.slice();
+  withNaN[150_001] = NaN;
+  withNaN[170_000] = NaN;
+  t.is(r.argmax(array(withNaN, { dtype: 'float32' })).item(), 150_001);
+  t.is(r.argmin(array(withNaN, { dtype: 'float32' })).item(), 150_001);
+  // two rows: each its own answer
+  const rows = array(new Float32Array([...values.slice(0, n / 2), ...values.slice(n / 2).reverse()]), { dtype: 'float32' }); // then viewed as two rows
+  const rows2 = lax.reshape(rows, [2, n / 2]);
+  const second = values.slice(n / 2).reverse();
+  t.deepEqual(r.argmax(rows2, { axis: 1 }).dataSync(), new Int32Array([values.slice(0, n / 2).indexOf(999), second.indexOf(999)]));
+});

@@ -35,6 +35,9 @@ typedef unsigned long long jx_u64;
 #define JX_DMUL(a, b) __dmul_rn(a, b)
 #define JX_DDIV(a, b) __ddiv_rn(a, b)
 #define JX_ISFINITEF(x) jx_isfinitef(x)
+/* loops over axes: their trip counts are constants here, so they unroll into straight-line code */
+#define JX_UNROLL _Pragma("unroll")
+#define JX_MAX_RANK 32
 /* N elements of T moved by one aligned load or store (16 bytes at most: ld.global.v4) */
 template <typename T, int N> struct alignas(sizeof(T) * N) jx_vec { T v[N]; };
 JX_DEVICE int jx_isfinitef(float x) { return (__float_as_uint(x) & 0x7f800000u) != 0x7f800000u; }

@@ -4,13 +4,12 @@
 // are documented on each kernel type in ../kernel-ir.ts.
 import { type DType, isFloating, isUnsigned } from '../../core/dtype.js';
 import { kernelJson, kernelName, resultOnlyNodes } from '../kernel-ir.js';
-import type {
-  ConcatenateKernel, CumulativeKernel, DotKernel, DynamicSliceKernel, DynamicUpdateSliceKernel, ElementwiseKernel,
-  Expr, FusedReduce, GatherKernel, Kernel, PadKernel, ReduceKernel, ScatterKernel,
-} from '../kernel-ir.js';
+import type { ConcatenateKernel, DotKernel, ElementwiseKernel, FusedReduce, Kernel, ReduceKernel, ScatterKernel } from '../kernel-ir.js';
 import { C_DIALECT, C_TYPES, ExprRenderer } from './expr.js';
+import { type IndexedKernel, indexedSpec } from './indexed.js';
+import { type ReductionState, reductionState } from './reduce-state.js';
 
-const { computeType, literal, loadValue, storageType, storeValue } = C_TYPES;
+const { computeType, loadValue, storageType, storeValue } = C_TYPES;
 
 export function renderC(kernel: Kernel, name: string): string {
   const body = renderBody(kernel, name);
@@ -21,18 +20,18 @@ function renderBody(k: Kernel, name: string): string {
   switch (k.kind) {
     case 'elementwise': return elementwise(k, name);
     case 'reduce': return reduce(k, name);
-    case 'cumulative': return cumulative(k, name);
+    case 'cumulative': return indexed(k, name);
     case 'dot': return dot(k, name);
-    case 'pad': return pad(k, name);
+    case 'pad': return indexed(k, name);
     case 'concatenate': return concatenate(k, name);
-    case 'dynamic_slice': return dynamicSlice(k, name);
-    case 'dynamic_update_slice': return dynamicUpdateSlice(k, name);
-    case 'gather': return gather(k, name);
+    case 'dynamic_slice': return indexed(k, name);
+    case 'dynamic_update_slice': return indexed(k, name);
+    case 'gather': return indexed(k, name);
     case 'scatter': return scatter(k, name);
   }
 }
 
-const indent = (lines: string[], n: number) => lines.map((l) => ' '.repeat(n) + l).join('\n');
+const indent = (lines: string[], n: number) => lines.flatMap((l) => l.split('\n')).map((l) => ' '.repeat(n) + l).join('\n');
 
 function usesIota(k: ElementwiseKernel): boolean {
   const seen = new Set<object>();
@@ -120,48 +119,6 @@ ${indent(unstep, 8)}
 }`;
 }
 
-interface ReduceParts {
-  acc: string;
-  init: string;
-  combine: (acc: string, v: string) => string;
-  merge: (acc: string, other: string) => string;
-  finish: (acc: string) => string;
-}
-
-function reduceParts(op: ReduceKernel['op'], d: DType, out: DType): ReduceParts {
-  const floating = isFloating(d);
-  const acc = floating ? 'double' : op === 'sum' || op === 'prod' ? 'uint64_t' : computeType(d);
-  const store = (v: string) => (out === 'bool' ? `(uint8_t)((${v}) != 0)` : storeValue(out, `(${computeType(out)})(${v})`));
-  switch (op) {
-    case 'sum': return { acc, init: '0', combine: (a, v) => `${a} += (${acc})${v};`, merge: (a, o) => `${a} += ${o};`, finish: store };
-    case 'prod': return { acc, init: '1', combine: (a, v) => `${a} *= (${acc})${v};`, merge: (a, o) => `${a} *= ${o};`, finish: store };
-    case 'max':
-    case 'min': {
-      const cmp = op === 'max' ? '>' : '<';
-      const init = floating ? (op === 'max' ? '(-(double)INFINITY)' : '((double)INFINITY)') : literal(op === 'max' ? minOf(d) : maxOf(d), d);
-      const combine = floating
-        ? (a: string, v: string) => `{ const double x = ${v}; if (x != x || x ${cmp} ${a}) ${a} = (${a} != ${a}) ? ${a} : x; }`
-        : (a: string, v: string) => `{ const ${acc} x = ${v}; if (x ${cmp} ${a}) ${a} = x; }`;
-      return { acc, init, combine, merge: combine, finish: store };
-    }
-    case 'and':
-    case 'or': {
-      const init = op === 'or' ? '0' : d === 'bool' ? '1' : `(${acc})~(${acc})0`;
-      const sym = op === 'and' ? '&' : '|';
-      return { acc, init, combine: (a, v) => `${a} ${sym}= ${v};`, merge: (a, o) => `${a} ${sym}= ${o};`, finish: store };
-    }
-    case 'argmax':
-    case 'argmin': throw new Error('reduceParts: arg reductions are rendered separately');
-  }
-}
-
-function minOf(d: DType): number {
-  return { int8: -128, int16: -32768, int32: -2147483648, uint8: 0, uint16: 0, uint32: 0, bool: 0 }[d as 'int8'] ?? 0;
-}
-function maxOf(d: DType): number {
-  return { int8: 127, int16: 32767, int32: 2147483647, uint8: 255, uint16: 65535, uint32: 4294967295, bool: 1 }[d as 'int8'] ?? 0;
-}
-
 const REDUCE_DECLS = (input: DType, output: DType) => `const int64_t n_out = params[0], n_inner = params[1];
   const int outer_rank = (int)params[2];
   const int64_t *outer_shape = params + 3, *outer_stride = params + 3 + outer_rank;
@@ -195,14 +152,13 @@ function innerLoop(body: string): string {
 
 function reduce(k: ReduceKernel, name: string): string {
   if (k.fused) return fusedReduce(k, k.fused, name);
-  if (k.op === 'argmax' || k.op === 'argmin') return argReduce(k, name);
-  const p = reduceParts(k.op, k.inputDtype, k.outputDtype);
+  const st = reductionState(k.op, k.inputDtype, k.outputDtype, C_TYPES);
   const v = loadValue(k.inputDtype, 'in[off]');
-  return reductionSkeleton(name, p, {
+  return reductionSkeleton(name, st, {
     decls: [REDUCE_DECLS(k.inputDtype, k.outputDtype)],
     base: [OUTER_BASE],
-    loop: [innerLoop(p.combine('acc', v))],
-    finish: [`out[o] = ${p.finish('acc')};`],
+    loop: [innerLoop(st.visit(v, 'j'))],
+    finish: [`out[o] = ${st.stored};`],
   });
 }
 
@@ -214,30 +170,31 @@ function reduce(k: ReduceKernel, name: string): string {
  */
 function reductionSkeleton(
   name: string,
-  p: ReduceParts,
+  st: ReductionState,
   code: { decls: string[]; base: string[]; loop: string[]; finish: string[]; splitFinish?: string[] },
 ): string {
+  const declare = (from: (name: string) => string) => st.parts.map((q) => `${q.type} ${q.name} = ${from(q.name)};`).join(' ');
   return `void ${name}(void **buffers, const int64_t *params) {
 ${indent(code.decls, 2)}
   if (n_out < 8 && n_inner > JX_PARALLEL_THRESHOLD) {
     for (int64_t o = 0; o < n_out; o++) {
 ${indent(code.base, 6)}
-      ${p.acc} partial[256];
+      ${st.parts.map((q) => `${q.type} partial_${q.name}[256];`).join(' ')}
       int used = 0;
       #pragma omp parallel
       {
         const int64_t threads = omp_get_num_threads() < 256 ? omp_get_num_threads() : 256, thread = omp_get_thread_num();
         if (thread < threads) {
           const int64_t lo = n_inner * thread / threads, hi = n_inner * (thread + 1) / threads;
-          ${p.acc} acc = ${p.init};
+          ${st.parts.map((q) => `${q.type} ${q.name} = ${q.init};`).join(' ')}
 ${indent(code.loop, 10)}
-          partial[thread] = acc;
+          ${st.parts.map((q) => `partial_${q.name}[thread] = ${q.name};`).join(' ')}
         }
         #pragma omp single
         used = (int)threads;
       }
-      ${p.acc} acc = partial[0];
-      for (int t = 1; t < used; t++) { ${p.merge('acc', 'partial[t]')} }
+      ${declare((n) => `partial_${n}[0]`)}
+      for (int t = 1; t < used; t++) { ${st.merge(st.parts.map((q) => `partial_${q.name}[t]`))} }
 ${indent(code.splitFinish ?? code.finish, 6)}
     }
     return;
@@ -246,7 +203,7 @@ ${indent(code.splitFinish ?? code.finish, 6)}
   for (int64_t o = 0; o < n_out; o++) {
 ${indent(code.base, 4)}
     const int64_t lo = 0, hi = n_inner;
-    ${p.acc} acc = ${p.init};
+    ${st.parts.map((q) => `${q.type} ${q.name} = ${q.init};`).join(' ')}
 ${indent(code.loop, 4)}
 ${indent(code.finish, 4)}
   }
@@ -320,7 +277,6 @@ function fusedReduce(k: ReduceKernel, f: FusedReduce, name: string): string {
   const value = prologue.render(f.prologue);
   const sides = f.sideOutputs.map((o) => prologue.render(o.expr));
   const sideStores = f.sideOutputs.map((o, j) => `side${j}[p${nIn + j}] = ${storeValue(o.dtype, sides[j]!)};`);
-  const arg = k.op === 'argmax' || k.op === 'argmin';
   const resultType = computeType(k.outputDtype);
 
   // Output-space values, once per output element, from the result and output-space views (inner strides 0, so p == b).
@@ -357,85 +313,11 @@ function fusedReduce(k: ReduceKernel, f: FusedReduce, name: string): string {
   };
   const finishBlock = (split = false) => ['{', ...indent([...epilogue.lines, ...outStores, ...finalPass(split)], 2).split('\n'), '}'];
 
-  if (arg) {
-    const cmp = k.op === 'argmax' ? '>' : '<';
-    const t = computeType(k.inputDtype);
-    const better = isFloating(k.inputDtype) ? `(best == best) && (x != x || x ${cmp} best)` : `x ${cmp} best`;
-    const body = [...prologue.lines, ...sideStores, `{ const ${t} x = ${value}; if (best_index < 0 || (${better})) { best = x; best_index = j; } }`];
-    return `void ${name}(void **buffers, const int64_t *params) {
-${indent(decls, 2)}
-  #pragma omp parallel for if (n_out * n_inner > JX_PARALLEL_THRESHOLD && n_out > 1)
-  for (int64_t o = 0; o < n_out; o++) {
-${indent(bases, 4)}
-    const int64_t lo = 0, hi = n_inner;
-    ${t} best = 0; int64_t best_index = -1;
-${indent(fusedInnerLoop(views, body).split('\n'), 4)}
-    const ${resultType} res = (${resultType})best_index;
-${indent(finishBlock(), 4)}
-  }
-}`;
-  }
-  const p = reduceParts(k.op, k.inputDtype, k.outputDtype);
-  const body = [...prologue.lines, ...sideStores, p.combine('acc', value)];
+  const st = reductionState(k.op, k.inputDtype, k.outputDtype, C_TYPES);
+  const body = [...prologue.lines, ...sideStores, st.visit(value, 'j')];
   const loop = fusedInnerLoop(views, body).split('\n');
-  const result = `const ${resultType} res = ${loadValue(k.outputDtype, p.finish('acc'))};`;
-  return reductionSkeleton(name, p, { decls, base: bases, loop, finish: [result, ...finishBlock()], splitFinish: [result, ...finishBlock(true)] });
-}
-
-function argReduce(k: ReduceKernel, name: string): string {
-  const cmp = k.op === 'argmax' ? '>' : '<';
-  const t = computeType(k.inputDtype);
-  const floating = isFloating(k.inputDtype);
-  // First index wins ties; the first NaN wins over everything (JAX).
-  const better = floating ? `(best == best) && (x != x || x ${cmp} best)` : `x ${cmp} best`;
-  return `void ${name}(void **buffers, const int64_t *params) {
-  ${REDUCE_DECLS(k.inputDtype, k.outputDtype)}
-  #pragma omp parallel for if (n_out * n_inner > JX_PARALLEL_THRESHOLD && n_out > 1)
-  for (int64_t o = 0; o < n_out; o++) {
-    ${OUTER_BASE}
-    const int64_t lo = 0, hi = n_inner;
-    ${t} best = 0; int64_t best_index = -1;
-    ${innerLoop(`{ const ${t} x = ${loadValue(k.inputDtype, 'in[off]')}; if (best_index < 0 || (${better})) { best = x; best_index = j; } }`)}
-    out[o] = (${storageType(k.outputDtype)})best_index;
-  }
-}`;
-}
-
-function cumulative(k: CumulativeKernel, name: string): string {
-  const d = k.dtype;
-  const floating = isFloating(d);
-  const t = storageType(d);
-  const acc = floating ? 'double' : k.op === 'sum' || k.op === 'prod' ? 'uint64_t' : computeType(d);
-  let init: string;
-  let combine: string;
-  switch (k.op) {
-    case 'sum': init = '0'; combine = 'acc += (' + acc + ')x;'; break;
-    case 'prod': init = '1'; combine = 'acc *= (' + acc + ')x;'; break;
-    case 'max':
-    case 'min': {
-      const cmp = k.op === 'max' ? '>' : '<';
-      init = floating ? (k.op === 'max' ? '(-(double)INFINITY)' : '((double)INFINITY)') : literal(k.op === 'max' ? minOf(d) : maxOf(d), d);
-      combine = floating ? `if (acc == acc && (x != x || x ${cmp} acc)) acc = x;` : `if (x ${cmp} acc) acc = x;`;
-      break;
-    }
-  }
-  return `void ${name}(void **buffers, const int64_t *params) {
-  const int64_t pre = params[0], n = params[1], post = params[2], reverse = params[3];
-  ${t} *restrict out = (${t} *)buffers[0];
-  const ${t} *restrict in = (const ${t} *)buffers[1];
-  #pragma omp parallel for if (pre * n * post > JX_PARALLEL_THRESHOLD && pre * post > 1)
-  for (int64_t line = 0; line < pre * post; line++) {
-    const int64_t a = line / post, c = line % post;
-    ${acc} acc = ${init};
-    for (int64_t step = 0; step < n; step++) {
-      const int64_t b = reverse ? n - 1 - step : step;
-      const int64_t idx = (a * n + b) * post + c;
-      const ${floating ? 'double' : computeType(d)} x = ${loadValue(d, 'in[idx]')};
-      ${combine}
-      out[idx] = ${storeValue(d, `(${computeType(d)})acc`)};
-    }
-  }
-}`;
+  const result = `const ${resultType} res = ${st.result};`;
+  return reductionSkeleton(name, st, { decls, base: bases, loop, finish: [result, ...finishBlock()], splitFinish: [result, ...finishBlock(true)] });
 }
 
 /** The statements storing row[j] (the accumulated product) at column j of output row `bm`: plain, or through the epilogue. */
@@ -512,31 +394,6 @@ ${indent(store.store, 8)}
 }`;
 }
 
-function pad(k: PadKernel, name: string): string {
-  const t = storageType(k.dtype);
-  return `void ${name}(void **buffers, const int64_t *params) {
-  const int rank = (int)params[0];
-  const int64_t *out_shape = params + 1, *in_shape = params + 1 + rank, *lo = params + 1 + 2 * rank, *interior = params + 1 + 3 * rank;
-  ${t} *restrict out = (${t} *)buffers[0];
-  const ${t} *restrict in = (const ${t} *)buffers[1];
-  const ${t} value = ((const ${t} *)buffers[2])[0];
-  int64_t n = 1;
-  for (int d = 0; d < rank; d++) n *= out_shape[d];
-  #pragma omp parallel for if (n > JX_PARALLEL_THRESHOLD)
-  for (int64_t i = 0; i < n; i++) {
-    int64_t rest = i, src = 0, scale = 1;
-    int inside = 1;
-    for (int d = rank - 1; d >= 0; d--) {
-      const int64_t c = rest % out_shape[d]; rest /= out_shape[d];
-      const int64_t t = c - lo[d], step = interior[d] + 1;
-      if (t < 0 || t % step != 0 || t / step >= in_shape[d]) { inside = 0; break; }
-      src += (t / step) * scale; scale *= in_shape[d];
-    }
-    out[i] = inside ? in[src] : value;
-  }
-}`;
-}
-
 function concatenate(k: ConcatenateKernel, name: string): string {
   const t = storageType(k.dtype);
   return `void ${name}(void **buffers, const int64_t *params) {
@@ -554,109 +411,6 @@ function concatenate(k: ConcatenateKernel, name: string): string {
       const int64_t width = (offsets[c + 1] - offsets[c]) * inner;
       if (width) memcpy(out + (o * total + offsets[c]) * inner, in + o * width, (size_t)width * sizeof(${t}));
     }
-  }
-}`;
-}
-
-function readIndex(d: DType, buffer: string): string {
-  return `(int64_t)((const ${storageType(d)} *)${buffer})[0]`;
-}
-
-function dynamicSlice(k: DynamicSliceKernel, name: string): string {
-  const t = storageType(k.dtype);
-  const reads = k.indexDtypes.map((d, i) => `start[${i}] = ${readIndex(d, `buffers[${2 + i}]`)};`).join('\n  ');
-  return `void ${name}(void **buffers, const int64_t *params) {
-  const int rank = (int)params[0];
-  const int64_t *shape = params + 1, *size = params + 1 + rank;
-  ${t} *restrict out = (${t} *)buffers[0];
-  const ${t} *restrict in = (const ${t} *)buffers[1];
-  int64_t start[JX_MAX_RANK + 1];
-  ${reads}
-  int64_t n = 1;
-  for (int d = 0; d < rank; d++) {
-    const int64_t hi = shape[d] - size[d];
-    if (start[d] > hi) start[d] = hi;
-    if (start[d] < 0) start[d] = 0;
-    n *= size[d];
-  }
-  #pragma omp parallel for if (n > JX_PARALLEL_THRESHOLD)
-  for (int64_t i = 0; i < n; i++) {
-    int64_t rest = i, src = 0, scale = 1;
-    for (int d = rank - 1; d >= 0; d--) {
-      const int64_t c = rest % size[d]; rest /= size[d];
-      src += (c + start[d]) * scale; scale *= shape[d];
-    }
-    out[i] = in[src];
-  }
-}`;
-}
-
-function dynamicUpdateSlice(k: DynamicUpdateSliceKernel, name: string): string {
-  const t = storageType(k.dtype);
-  const reads = k.indexDtypes.map((d, i) => `start[${i}] = ${readIndex(d, `buffers[${3 + i}]`)};`).join('\n  ');
-  return `void ${name}(void **buffers, const int64_t *params) {
-  const int rank = (int)params[0];
-  const int64_t *shape = params + 1, *size = params + 1 + rank;
-  ${t} *restrict out = (${t} *)buffers[0];
-  const ${t} *in = (const ${t} *)buffers[1];
-  const ${t} *restrict update = (const ${t} *)buffers[2];
-  int64_t start[JX_MAX_RANK + 1];
-  ${reads}
-  int64_t n = 1, total = 1;
-  for (int d = 0; d < rank; d++) {
-    const int64_t hi = shape[d] - size[d];
-    if (start[d] > hi) start[d] = hi;
-    if (start[d] < 0) start[d] = 0;
-    n *= size[d]; total *= shape[d];
-  }
-  if (out != in) memcpy(out, in, (size_t)total * sizeof(${t}));
-  #pragma omp parallel for if (n > JX_PARALLEL_THRESHOLD)
-  for (int64_t i = 0; i < n; i++) {
-    int64_t rest = i, dst = 0, scale = 1;
-    for (int d = rank - 1; d >= 0; d--) {
-      const int64_t c = rest % size[d]; rest /= size[d];
-      dst += (c + start[d]) * scale; scale *= shape[d];
-    }
-    out[dst] = update[i];
-  }
-}`;
-}
-
-function gather(k: GatherKernel, name: string): string {
-  const t = storageType(k.dtype);
-  const ti = storageType(k.indexDtype);
-  const fill = storeValue(k.dtype, literal(k.fillValue, k.dtype === 'bfloat16' || k.dtype === 'float16' ? 'float32' : k.dtype));
-  return `void ${name}(void **buffers, const int64_t *params) {
-  const int op_rank = (int)params[0], out_rank = (int)params[1], batch_rank = (int)params[2], vec = (int)params[3];
-  const int64_t *op_shape = params + 4, *slice = op_shape + op_rank, *out_shape = slice + op_rank;
-  const int64_t *out_to_operand = out_shape + out_rank, *out_to_batch = out_to_operand + out_rank, *start_map = out_to_batch + out_rank;
-  ${t} *restrict out = (${t} *)buffers[0];
-  const ${t} *restrict operand = (const ${t} *)buffers[1];
-  const ${ti} *restrict indices = (const ${ti} *)buffers[2];
-  int64_t n = 1, batch_shape[JX_MAX_RANK];
-  for (int d = 0; d < out_rank; d++) { n *= out_shape[d]; if (out_to_batch[d] >= 0) batch_shape[out_to_batch[d]] = out_shape[d]; }
-  #pragma omp parallel for if (n > JX_PARALLEL_THRESHOLD)
-  for (int64_t i = 0; i < n; i++) {
-    int64_t coord[JX_MAX_RANK], batch[JX_MAX_RANK], start[JX_MAX_RANK], offset[JX_MAX_RANK], rest = i;
-    for (int d = out_rank - 1; d >= 0; d--) { coord[d] = rest % out_shape[d]; rest /= out_shape[d]; }
-    for (int d = 0; d < op_rank; d++) { start[d] = 0; offset[d] = 0; }
-    for (int d = 0; d < out_rank; d++) {
-      if (out_to_batch[d] >= 0) batch[out_to_batch[d]] = coord[d];
-      else offset[out_to_operand[d]] = coord[d];
-    }
-    int64_t row = 0;
-    for (int d = 0; d < batch_rank; d++) row = row * batch_shape[d] + batch[d];
-    int inside = 1;
-    for (int v = 0; v < vec; v++) {
-      const int64_t axis = start_map[v], hi = op_shape[axis] - slice[axis];
-      int64_t s = (int64_t)indices[row * vec + v];
-      if (s < 0 || s > hi) { inside = 0; s = s < 0 ? 0 : hi; }
-      start[axis] = s;
-    }
-    ${k.mode === 'fill' ? `if (!inside) { out[i] = ${fill}; continue; }` : '(void)inside;'}
-    int64_t src = 0;
-    for (int d = 0; d < op_rank; d++) src = src * op_shape[d] + start[d] + offset[d];
-    out[i] = operand[src];
   }
 }`;
 }
@@ -725,4 +479,49 @@ function scatter(k: ScatterKernel, name: string): string {
     ${write}
   }
 }`;
+}
+
+/**
+ * An indexed.ts kernel for the CPU: params read at run time (one compiled kernel serves every shape), each loop an
+ * OpenMP parallel loop over its elements, or the memcpy the spec allows.
+ */
+function indexed(k: IndexedKernel, name: string): string {
+  const spec = indexedSpec(k, C_TYPES);
+  const lines = ['typedef int64_t jx_index;'];
+  // each param's index: a count of scalars plus the lengths of the arrays before it
+  let scalarsBefore = 0;
+  const lengthsBefore: string[] = [];
+  for (const p of spec.params) {
+    const at = [...(scalarsBefore || !lengthsBefore.length ? [`${scalarsBefore}`] : []), ...lengthsBefore].join(' + ');
+    if (p.length === undefined) {
+      lines.push(`const jx_index ${p.name} = params[${at}];`);
+      scalarsBefore++;
+    } else {
+      lines.push(`const int64_t *${p.name} = params + ${at};`);
+      lengthsBefore.push(p.length);
+    }
+  }
+  spec.buffers.forEach((b, i) => {
+    const t = storageType(b.dtype);
+    const c = b.output ? '' : 'const ';
+    lines.push(`${c}${t} *${b.restrict === false ? '' : 'restrict '}${b.name} = (${c}${t} *)buffers[${i}];`);
+  });
+  lines.push(...spec.setup);
+  const scalars = new Set(spec.params.filter((p) => p.length === undefined).map((p) => p.name));
+  const lengthOf = new Map(spec.params.map((p) => [p.name, p.length]));
+  spec.loops.forEach((loop, j) => {
+    const count = `jx_count${j}`;
+    lines.push(`jx_index ${count} = 1;`);
+    for (const n of loop.count) lines.push(scalars.has(n) ? `${count} *= ${n};` : `for (int d = 0; d < (int)${lengthOf.get(n)}; d++) ${count} *= ${n}[d];`);
+    const body = loop.memcpy
+      ? [`memcpy(${loop.memcpy.dst}, ${loop.memcpy.src}, (size_t)${count} * sizeof(*${loop.memcpy.dst}));`]
+      : [
+          `#pragma omp parallel for if (${count}${loop.workPerElement ? ` * ${loop.workPerElement}` : ''} > JX_PARALLEL_THRESHOLD)`,
+          `for (jx_index i = 0; i < ${count}; i++) {`,
+          indent([...loop.body], 2),
+          '}',
+        ];
+    lines.push(...(loop.when ? [`if (${loop.when}) {`, indent(body, 2), '}'] : body));
+  });
+  return `void ${name}(void **buffers, const int64_t *params) {\n${indent(lines, 2)}\n}`;
 }

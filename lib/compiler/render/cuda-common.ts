@@ -4,7 +4,7 @@
 // with room for a grid-stride loop's overshoot), grid-stride loops and the
 // launch-shape arithmetic. The launch choices themselves are documented at
 // the top of cuda.ts.
-import { type DType, itemsize } from '../../core/dtype.js';
+import type { DType } from '../../core/dtype.js';
 import { CUDA_TYPES } from './expr.js';
 import type { Decision } from './cuda-decisions.js';
 

@@ -9,18 +9,19 @@
 // column reduction emitters), and a two-stage split of long rows across
 // blocks with partials in module-scope arrays, merged by the last block to
 // finish (the CUDA samples' threadFenceReduction).
-import { type DType, isFloating } from '../../core/dtype.js';
+import type { DType } from '../../core/dtype.js';
 import type { Expr, ReduceKernel, ReduceOp } from '../kernel-ir.js';
 import {
-  BLOCK, type BufferArg, type RenderedKernel, SM_COUNT, TARGET_BLOCKS, dotStrides, gridStride, indent, indexType, int,
+  BLOCK, type BufferArg, type RenderedKernel, SM_COUNT, dotStrides, gridStride, indent, indexType, int,
   strideGrid, unravel, viewReach,
 } from './cuda-common.js';
 import { CUDA_DIALECT, CUDA_TYPES, ExprRenderer } from './expr.js';
 import { resultOnlyNodes } from '../kernel-ir.js';
 import { ParamReader } from './cuda-params.js';
 import { type Decision, type ReductionStrategy, reductionStrategy } from './cuda-decisions.js';
+import { reductionState } from './reduce-state.js';
 
-const { computeType, literal, loadValue, storeValue } = CUDA_TYPES;
+const { computeType, loadValue, storeValue } = CUDA_TYPES;
 
 interface View {
   outer: number[];
@@ -95,67 +96,6 @@ function plan(k: ReduceKernel, params: readonly number[]): ReducePlan {
   };
 }
 
-/** The reduction state: its variables, how an element and another state merge in, and the result. */
-interface State {
-  parts: { type: string; name: string; init: string }[];
-  visit: (value: string, j: string) => string;
-  /** merges another state given as one expression per part */
-  merge: (other: string[]) => string;
-  result: string;
-}
-
-function minOf(d: DType): number {
-  return { int8: -128, int16: -32768, int32: -2147483648, uint8: 0, uint16: 0, uint32: 0, bool: 0 }[d as 'int8'] ?? 0;
-}
-function maxOf(d: DType): number {
-  return { int8: 127, int16: 32767, int32: 2147483647, uint8: 255, uint16: 65535, uint32: 4294967295, bool: 1 }[d as 'int8'] ?? 0;
-}
-
-function state(op: ReduceOp, d: DType, out: DType): State {
-  const rt = computeType(out);
-  if (op === 'argmax' || op === 'argmin') {
-    const cmp = op === 'argmax' ? '>' : '<';
-    const t = computeType(d);
-    // first index wins ties; the first NaN wins over everything (JAX)
-    const better = isFloating(d) ? `(best == best) && (x != x || x ${cmp} best)` : `x ${cmp} best`;
-    const otherBetter = isFloating(d)
-      ? `(ob != ob ? (best == best || obi < bi) : (best == best && (ob ${cmp} best || (ob == best && obi < bi))))`
-      : `(ob ${cmp} best || (ob == best && obi < bi))`;
-    return {
-      parts: [{ type: t, name: 'best', init: '0' }, { type: 'jx_i64', name: 'bi', init: '-1' }],
-      visit: (v, j) => `{ const ${t} x = ${v}; if (bi < 0 || (${better})) { best = x; bi = ${j}; } }`,
-      merge: ([ob, obi]) => `{ const ${t} ob = ${ob}; const jx_i64 obi = ${obi}; if (obi >= 0 && (bi < 0 || ${otherBetter})) { best = ob; bi = obi; } }`,
-      result: `(${rt})bi`,
-    };
-  }
-  const floating = isFloating(d);
-  const acc = floating ? 'double' : op === 'sum' || op === 'prod' ? 'jx_u64' : computeType(d);
-  const finish = out === 'bool' ? '(jx_u8)((acc) != 0)' : storeValue(out, `(${rt})(acc)`);
-  const result = loadValue(out, finish);
-  const simple = (init: string, sym: string): State => ({
-    parts: [{ type: acc, name: 'acc', init }],
-    visit: (v) => `acc ${sym}= (${acc})${v};`,
-    merge: ([o]) => `acc ${sym}= ${o};`,
-    result,
-  });
-  switch (op) {
-    case 'sum': return simple('0', '+');
-    case 'prod': return simple('1', '*');
-    case 'and': return simple(d === 'bool' ? '1' : `(${acc})~(${acc})0`, '&');
-    case 'or': return simple('0', '|');
-    case 'max':
-    case 'min': {
-      const cmp = op === 'max' ? '>' : '<';
-      const init = floating ? (op === 'max' ? '(-JX_INF)' : 'JX_INF') : literal(op === 'max' ? minOf(d) : maxOf(d), d);
-      const combine = (v: string) =>
-        floating
-          ? `{ const double x = ${v}; if (x != x || x ${cmp} acc) acc = (acc != acc) ? acc : x; }`
-          : `{ const ${acc} x = ${v}; if (x ${cmp} acc) acc = x; }`;
-      return { parts: [{ type: acc, name: 'acc', init }], visit: combine, merge: ([o]) => combine(o!), result };
-    }
-  }
-}
-
 /** The facts of this reduction, for the named decision (cuda-decisions.ts). */
 function strategyOf(p: ReducePlan): Decision<ReductionStrategy> {
   const last = p.innerShape.length - 1;
@@ -182,7 +122,7 @@ export function reduce(k: ReduceKernel, params: readonly number[], name: string)
   const decision = strategyOf(p);
   const s = decision.choice;
   const chunks = s.kind === 'block' || s.kind === 'column' ? s.chunks : 1;
-  const st = state(p.op, p.inputDtype, p.outputDtype);
+  const st = reductionState(p.op, p.inputDtype, p.outputDtype, CUDA_TYPES);
   const rt = computeType(p.outputDtype);
   const idx = indexType([
     p.nOut, p.nInner, p.nOut * chunks, Math.ceil(p.nOut / 32) * 32,

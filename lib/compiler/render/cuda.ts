@@ -55,7 +55,7 @@ import {
 import { ParamReader } from './cuda-params.js';
 import { reduce } from './cuda-reduce.js';
 import { dot } from './cuda-dot.js';
-import { concatenate, cumulative, dynamicSlice, dynamicUpdateSlice, gather, pad, scatter } from './cuda-kernels.js';
+import { concatenate, indexed, scatter } from './cuda-kernels.js';
 import { decisionComment, elementwiseVectorWidth } from './cuda-decisions.js';
 
 const { computeType, loadValue, storageType, storeValue } = CUDA_TYPES;
@@ -138,13 +138,13 @@ function renderKernel(k: Kernel, params: readonly number[], alignments: number[]
   switch (k.kind) {
     case 'elementwise': return elementwise(k, params, alignments);
     case 'reduce': return reduce(k, params, name);
-    case 'cumulative': return cumulative(k, params);
+    case 'cumulative': return indexed(k, params);
     case 'dot': return dot(k, params);
-    case 'pad': return pad(k, params);
+    case 'pad': return indexed(k, params);
     case 'concatenate': return concatenate(k, params);
-    case 'dynamic_slice': return dynamicSlice(k, params);
-    case 'dynamic_update_slice': return dynamicUpdateSlice(k, params);
-    case 'gather': return gather(k, params);
+    case 'dynamic_slice': return indexed(k, params);
+    case 'dynamic_update_slice': return indexed(k, params);
+    case 'gather': return indexed(k, params);
     case 'scatter': return scatter(k, params, name);
   }
 }
