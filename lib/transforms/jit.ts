@@ -85,6 +85,49 @@ function arrayInside(value: unknown, depth = 0): Array | undefined {
   return undefined;
 }
 
+// JS has no __hash__ / __eq__. Plain data (numbers, strings, booleans, null, undefined, bigints, JS arrays, plain
+// objects, TypedArrays) is keyed by value, as JAX hashes a tuple; anything else (a function, a class instance, a Map,
+// a symbol) by identity, Python's default for an object without __eq__: two closures with the same source text but
+// different captured values, or two Maps, must not share a trace. A class instance's own fields key it too, so
+// mutating one retraces (where JAX's identity hash would reuse the stale trace, the Sharp Bits' warning).
+const identities = new WeakMap<object, number>();
+const symbolIdentities = new Map<symbol, number>();
+let nextIdentity = 0;
+
+function identityKey(x: object | symbol): string {
+  const table = typeof x === 'symbol' ? symbolIdentities : identities;
+  let id = (table as Map<object | symbol, number>).get(x);
+  if (id === undefined) (table as Map<object | symbol, number>).set(x, (id = nextIdentity++));
+  return `#${id}`;
+}
+
+function valueKey(value: unknown, index: number, depth: number): string {
+  if (depth > 64) throw new TypeError(`jax.jit: static argument ${index} is nested too deeply (or cyclic) to be part of the cache key`);
+  switch (typeof value) {
+    // -0 keys as 0 (equal, as in Python); NaN and the infinities are values of their own
+    case 'number': return `n${Object.is(value, -0) ? 0 : value}`;
+    case 'string': return `s${JSON.stringify(value)}`;
+    case 'boolean': return value ? 'T' : 'F';
+    case 'undefined': return 'u';
+    case 'bigint': return `b${value}`;
+    case 'symbol':
+    case 'function': return identityKey(value);
+  }
+  if (value === null) return 'z';
+  const object = value as object;
+  if (globalThis.Array.isArray(object)) return `[${object.map((v) => valueKey(v, index, depth + 1)).join(',')}]`;
+  if (ArrayBuffer.isView(object) && !(object instanceof DataView)) {
+    return `${object.constructor.name}(${globalThis.Array.from(object as unknown as Iterable<number | bigint>).join(',')})`;
+  }
+  const proto = Object.getPrototypeOf(object);
+  if (proto === Object.prototype || proto === null) {
+    return `{${Object.keys(object).map((k) => `${JSON.stringify(k)}:${valueKey((object as Record<string, unknown>)[k], index, depth + 1)}`).join(',')}}`;
+  }
+  if (object instanceof Array) return identityKey(object);
+  const fields = Object.keys(object).map((k) => `${JSON.stringify(k)}:${valueKey((object as Record<string, unknown>)[k], index, depth + 1)}`);
+  return `${identityKey(object)}{${fields.join(',')}}`;
+}
+
 function staticKey(value: unknown, index: number): string {
   // An Array has no value-based hash (JAX: unhashable); keyed as JSON it would look like every other Array and
   // its first trace would serve them all
@@ -96,11 +139,7 @@ function staticKey(value: unknown, index: number): string {
         "The error was: TypeError: unhashable type: 'Array'. Pass it as a regular (traced) argument, or pass a JS number or array instead",
     );
   }
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    throw new TypeError(`jax.jit: static argument ${index} must be JSON-serializable (it is part of the cache key), got ${show(value)}`);
-  }
+  return valueKey(value, index, 0);
 }
 
 function avalKey(a: ShapedArray): string {

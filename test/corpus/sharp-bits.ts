@@ -127,8 +127,8 @@ export const snippets: Snippet[] = [
     expectScalar(t, c.calc(3), 6);
     c.mul = false;
     // JAX prints 6 here: its cache hashes `self` by identity, so the mutation goes unseen (the page's warning);
-    // jaxon keys static arguments by value (their JSON), so the mutated object retraces and gives the 3 the page
-    // says it should print
+    // jaxon keys a static class instance by its identity and its fields, so the mutated object retraces and gives
+    // the 3 the page says it should print
     expectScalar(t, c.calc(3), 3);
   }),
 
