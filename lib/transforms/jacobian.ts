@@ -14,6 +14,7 @@ import type { DType } from '../core/dtype.js';
 import { jvp } from './jvp.js';
 import { vjp, vjpWithAux } from './vjp.js';
 import { vmap } from './vmap.js';
+import { wraps } from './signature.js';
 
 // the few lax operations this file needs, bound directly (transforms sit below lax)
 const lax = {
@@ -114,14 +115,14 @@ interface Call {
 function jacobianTransform(fn: string, f: Fn, argnums: number | number[] | JacobianOptions | undefined, maybeOptions: JacobianOptions | undefined, build: (c: Call) => [unknown, unknown]) {
   if (typeof f !== 'function') throw new TypeError(`${fn}: fn must be a function, got ${show(f)}`);
   const options = jacobianOptions(fn, argnums, maybeOptions);
-  return (...args: unknown[]): unknown => {
+  return wraps((...args: unknown[]): unknown => {
     const { nums, single } = argnumList(fn, options.argnums, args.length);
     const diff = nums.map((n) => args[n]);
     const { leaves: inLeaves, defs: inDefs } = flattenArgs(fn, diff);
     floatLeaves(fn, 'differentiated arguments', inLeaves);
     const [jac, aux] = build({ fn, single, diff, inLeaves, inDefs, g: partial(f, args, nums) as Fn, hasAux: options.hasAux === true });
     return options.hasAux ? [jac, aux] : jac;
-  };
+  }, f);
 }
 
 /** The float output leaves of a result and their structure. */

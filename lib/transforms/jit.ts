@@ -21,6 +21,7 @@ import { findTopMain } from '../trace/core.js';
 import { ClosedJaxpr, evalJaxpr } from '../trace/jaxpr.js';
 import { flattenFunction, traceToJaxpr } from '../trace/jaxpr-trace.js';
 import { jitShardings } from './jit-shardings.js';
+import { signatureOf, wraps } from './signature.js';
 import { Lowered, type Platform } from './stages.js';
 
 export interface JitOptions {
@@ -191,35 +192,6 @@ function sharedCache(fn: object, options: JitOptions, staticArgnums: number[], d
   return cache;
 }
 
-/** The parameter names of a function, from its source (null for a destructured or rest parameter). */
-export function parameterNames(fn: (...args: never[]) => unknown): (string | null)[] {
-  const source = Function.prototype.toString.call(fn);
-  const open = source.indexOf('(');
-  const arrow = source.indexOf('=>');
-  // `x => ...` has no parentheses around its one parameter
-  if (arrow >= 0 && (open < 0 || open > arrow)) return [source.slice(0, arrow).replace(/^async\s+/, '').trim()];
-  let depth = 0;
-  let current = '';
-  const params: string[] = [];
-  for (let i = open + 1; i < source.length; i++) {
-    const c = source[i]!;
-    if ('([{'.includes(c)) depth++;
-    if (')]}'.includes(c)) {
-      if (depth === 0) break;
-      depth--;
-    }
-    if (c === ',' && depth === 0) {
-      params.push(current);
-      current = '';
-    } else current += c;
-  }
-  if (current.trim() !== '') params.push(current);
-  return params.map((p) => {
-    const name = /^\s*([A-Za-z_$][\w$]*)\s*(=[^>]|:|$)/.exec(p);
-    return name ? name[1]! : null;
-  });
-}
-
 /** jit's staticArgnames as positions: JS has no keyword arguments, so a name picks the parameter of that name. */
 function argnumsOfNames(fn: (...args: never[]) => unknown, names: unknown): number[] {
   if (names === undefined) return [];
@@ -227,12 +199,33 @@ function argnumsOfNames(fn: (...args: never[]) => unknown, names: unknown): numb
   if (!globalThis.Array.isArray(list) || !list.every((n) => typeof n === 'string')) {
     throw new TypeError(`jax.jit: staticArgnames must be a string or an array of strings, got ${show(names)}`);
   }
-  const params = parameterNames(fn);
+  const params = signatureOf(fn)?.params ?? [];
   return list.map((name) => {
     const i = params.indexOf(name);
     if (i < 0) throw new ValueError(`jax.jit: staticArgnames names '${name}', which is not a parameter of fn (its parameters: ${params.map((p) => p ?? '<destructured>').join(', ') || 'none'})`);
     return i;
   });
+}
+
+/** JAX's check_callable: jit takes a function, and not a generator function (its calls return generators, not arrays). */
+function checkCallable(fn: unknown): void {
+  if (typeof fn !== 'function') throw new TypeError(`jax.jit: Expected a callable value, got ${show(fn)}`);
+  const kind = Object.getPrototypeOf(fn)?.constructor?.name;
+  if (kind === 'GeneratorFunction' || kind === 'AsyncGeneratorFunction') {
+    throw new TypeError(`jax.jit: Expected a function, got a generator function: ${(fn as { name?: string }).name || '(anonymous)'}`);
+  }
+}
+
+/** JAX checks argnums against fn's signature when jit is applied (api_util._validate_argnums); a rest parameter takes any index. */
+function checkArgnums(fn: (...args: never[]) => unknown, lists: Record<string, number[]>): void {
+  const signature = signatureOf(fn);
+  if (!signature || signature.rest) return;
+  const n = signature.params.length;
+  for (const [name, argnums] of Object.entries(lists)) {
+    if (argnums.some((i) => i >= n || i < -n)) {
+      throw new ValueError(`jax.jit: Jitted function has ${name}=${show(argnums)}, but only accepts ${n} positional arguments`);
+    }
+  }
 }
 
 /** `traced` (an argument as the traced function receives it) with the JS booleans of `original` put back. */
@@ -248,22 +241,19 @@ function withBooleans(traced: unknown, original: unknown): unknown {
 export function jit<F extends (...args: never[]) => unknown>(fn: F, options: JitOptions = {}): Jitted<F> {
   checkOptions('jax.jit', options, ['staticArgnums', 'staticArgnames', 'donateArgnums', 'inShardings', 'outShardings']);
   const shardings = jitShardings('jax.jit', options.inShardings, options.outShardings);
-  if (typeof fn !== 'function') throw new TypeError(`jax.jit: fn must be a function, got ${show(fn)}`);
+  checkCallable(fn);
   const staticArgnums = [...new Set([...indexList('jax.jit', options.staticArgnums, 'staticArgnums'), ...argnumsOfNames(fn, options.staticArgnames)])];
   const donateArgnums = indexList('jax.jit', options.donateArgnums, 'donateArgnums');
+  checkArgnums(fn, { staticArgnums: indexList('jax.jit', options.staticArgnums, 'staticArgnums'), donateArgnums });
   for (const d of donateArgnums) {
     if (staticArgnums.includes(d)) throw new ValueError(`jax.jit: argument ${d} cannot be both static and donated`);
   }
   const cache = sharedCache(fn, options, staticArgnums, donateArgnums);
 
   const prepare = (args: unknown[], abstract = false) => {
-    const normalize = (i: number) => (i < 0 ? i + args.length : i);
-    for (const i of [...staticArgnums, ...donateArgnums]) {
-      if (normalize(i) < 0 || normalize(i) >= args.length) {
-        throw new ValueError(`jax.jit: argnum ${i} is out of range for a call with ${args.length} arguments`);
-      }
-    }
-    const statics = new Set(staticArgnums.map(normalize));
+    // an argnum past the arguments passed names a parameter left to its default: nothing is static or donated there (JAX)
+    const positions = (argnums: number[]) => argnums.map((i) => (i < 0 ? i + args.length : i)).filter((i) => i >= 0 && i < args.length);
+    const statics = new Set(positions(staticArgnums));
     const dynamic = args.map((a, i) => (statics.has(i) ? null : a));
     const [leaves, inTree] = flatten(dynamic as PyTree);
     // lower() takes ShapeDtypeStructs (anything with a shape and a dtype): avals, nothing allocated
@@ -282,7 +272,7 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
     // traces made with x64 on and off differ (dtypes asked for inside are canonicalized), so the setting keys them too
     const key = `${x64Enabled() ? 'x64|' : ''}${treeDefToString(inTree)}|${avals.map(avalKey).join(';')}|${[...statics].sort().map((i) => `${i}=${staticKey(args[i], i)}`).join(';')}|${booleans}`;
     const leavesPerArg = dynamic.map((d) => flatten(d as PyTree)[0].length);
-    const donatedArgs = new Set(donateArgnums.map(normalize));
+    const donatedArgs = new Set(positions(donateArgnums));
     const donated = new Set<number>();
     let offset = 0;
     leavesPerArg.forEach((count, i) => {
@@ -361,7 +351,7 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
     for (const i of donated) if (arrays[i] === leaves[i] && !placed[i]!.moved && consumed.has(i)) arrays[i]!.markDonated();
     return unflatten(entry.outTree, outs);
   };
-  const wrapped = ((...args: unknown[]) => invoke(args)) as unknown as Jitted<F>;
+  const wrapped = wraps((...args: unknown[]) => invoke(args), fn) as unknown as Jitted<F>;
   Object.defineProperty(wrapped, 'trace', { value: (...args: unknown[]) => prepare(args).entry.closed });
   Object.defineProperty(wrapped, 'cacheSize', { get: () => cache.size });
   const executableFor = (args: unknown[]) => {

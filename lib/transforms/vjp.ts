@@ -17,6 +17,7 @@ import { traceToJaxpr } from '../trace/jaxpr-trace.js';
 import { flatCall, flattenArgs, full, hasTangent, instantiate, jvpFlat, zerosLike } from './jvp.js';
 import { partialEvalJaxpr } from './partial-eval.js';
 import { UndefinedPrimal, backwardPass } from './transpose.js';
+import { wraps } from './signature.js';
 
 /** What linearizing a flat function gives. */
 export interface LinearizedFlat {
@@ -283,18 +284,18 @@ function gradOptions(argnums: number | number[] | GradOptions | undefined, optio
 export function grad(fn: (...args: never[]) => unknown, argnumsOrOptions?: number | number[] | GradOptions, maybeOptions?: GradOptions): (...args: unknown[]) => unknown {
   const options = gradOptions(argnumsOrOptions, maybeOptions);
   const impl = valueAndGradImpl('jax.grad', fn, options, false);
-  return (...args) => {
+  return wraps((...args: unknown[]) => {
     const { grads, aux } = impl(...args);
     return options.hasAux ? [grads, aux] : grads;
-  };
+  }, fn);
 }
 
 /** jax.valueAndGrad: [value, gradient], or [[value, aux], gradient] with hasAux. */
 export function valueAndGrad(fn: (...args: never[]) => unknown, argnumsOrOptions?: number | number[] | GradOptions, maybeOptions?: GradOptions): (...args: unknown[]) => [unknown, unknown] {
   const options = gradOptions(argnumsOrOptions, maybeOptions);
   const impl = valueAndGradImpl('jax.valueAndGrad', fn, options, true);
-  return (...args) => {
+  return wraps((...args: unknown[]): [unknown, unknown] => {
     const { value, grads, aux } = impl(...args);
     return options.hasAux ? [[value, aux], grads] : [value, grads];
-  };
+  }, fn);
 }

@@ -14,6 +14,7 @@ import { flatten, type PyTree, type TreeDef, treeDefToString, unflatten } from '
 import { shapesEqual } from '../core/shape.js';
 import { type MainTrace, type Trace, Tracer, fullRaise, withMainTrace } from '../trace/core.js';
 import { type BatchDim, batchDimAt, batchingRules, moveaxis } from './batching-rules.js';
+import { wraps } from './signature.js';
 
 export type { BatchDim, BatchRule } from './batching-rules.js';
 export { batchingRules } from './batching-rules.js';
@@ -242,7 +243,7 @@ export function vmap<F extends (...args: never[]) => unknown>(
       return unflatten(outTree, outs);
     }, axisSize);
   });
-  return batched as (...args: Parameters<F>) => ReturnType<F>;
+  return wraps(batched, fn) as (...args: Parameters<F>) => ReturnType<F>;
 }
 
 function moveToOutAxis(t: BatchTracer, outAxis: number | null, size: number, leaf: number, tree: TreeDef): Array {
