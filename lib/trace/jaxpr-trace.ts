@@ -6,7 +6,7 @@ import { toArray } from '../core/coerce.js';
 import { keep } from '../core/memory.js';
 import { flatten, type PyTree, type TreeDef, unflatten } from '../core/pytree.js';
 import { type Primitive, type PrimitiveParams, type ShapedArray, abstractEval } from '../core/primitives.js';
-import { MainTrace, type Trace, Tracer, withDynamicTrace, withMainTrace } from './core.js';
+import { MainTrace, type Trace, Tracer, findTopMain, fullRaise, withDynamicTrace, withMainTrace } from './core.js';
 import { type Atom, ClosedJaxpr, Jaxpr, type JaxprEqn, Literal, Var } from './jaxpr.js';
 
 class JaxprBuilder {
@@ -114,7 +114,13 @@ export function traceToJaxpr(fn: (...args: Array[]) => Array[], inAvals: ShapedA
         const inVars = args.map((t) => builder.varOf(t));
         const outs = fn(...args).map((o) => {
           const x = toArray('jit', o, 'output');
-          return x instanceof JaxprTracer && x.trace.main === main ? x : trace.pure(x);
+          if (x instanceof JaxprTracer && x.trace.main === main) return x;
+          // an outer transformation's tracer the function closes over and returns becomes a constvar (an escaped one raises)
+          if (x instanceof Tracer) {
+            findTopMain([x]);
+            return fullRaise(trace, x) as JaxprTracer;
+          }
+          return trace.pure(x);
         });
         const jaxpr = new Jaxpr(builder.constTracers.map((t) => builder.varOf(t)), inVars, builder.eqns, outs.map((t) => builder.varOf(t)));
         return inlineLiterals(builder, jaxpr);

@@ -327,8 +327,9 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
       const { dtype } = entry.avals[i]!;
       return a.dtype === dtype ? a : bind1('convert_element_type', [a], { newDtype: dtype, weakType: a.weakType });
     });
-    // Tracers among the arguments, or a jit tracing around us: stage the equations into that trace.
-    const concrete = findTopMain(arrays) === null;
+    // Tracers among the arguments or among the values fn closes over (an outer jvp's, say), or a jit tracing around
+    // us: stage the equations into that trace.
+    const concrete = findTopMain([...arrays, ...entry.closed.consts]) === null;
     if (!concrete) return unflatten(entry.outTree, evalJaxpr(entry.closed.jaxpr, entry.closed.consts, arrays));
     const device = on ?? callDevice(arrays);
     const executable = compiled(entry, device);
