@@ -11,7 +11,7 @@ import { ValueError, checkOptions, show } from '../core/errors.js';
 import { flatten, numLeaves, type PyTree, type TreeDef, unflatten } from '../core/pytree.js';
 import { bind1 } from '../core/bind.js';
 import type { DType } from '../core/dtype.js';
-import { jvp } from './jvp.js';
+import { jvp, scalar } from './jvp.js';
 import { vjp, vjpWithAux } from './vjp.js';
 import { vmap } from './vmap.js';
 import { wraps } from './signature.js';
@@ -94,7 +94,8 @@ function flattenArgs(fn: string, diff: unknown[]): { leaves: Array[]; defs: Tree
   for (const d of diff) {
     const [ls, def] = flatten(d as PyTree);
     defs.push(def);
-    leaves.push(...ls.map((l, i) => toArray(fn, l, `argument leaf ${i}`)));
+    // a bare JS number is a weak float, as grad and vjp take it (API.md, "JS numbers")
+    leaves.push(...ls.map((l, i) => (typeof l === 'number' ? scalar(l, 'float32') : toArray(fn, l, `argument leaf ${i}`))));
   }
   return { leaves, defs };
 }
@@ -133,6 +134,11 @@ function outputLeaves(fn: string, out: unknown): { outs: Array[]; outDef: TreeDe
   return { outs, outDef };
 }
 
+/** A block takes the weak type of the leaf JAX unravels it against (_possible_downcast): jacrev's input leaf, jacfwd's output leaf. */
+function withWeakType(block: Array, example: Array): Array {
+  return block.weakType === example.weakType ? block : bind1('convert_element_type', [block], { newDtype: block.dtype, weakType: example.weakType });
+}
+
 const zerosOf = (fn: string, x: Array) => lax.broadcastInDim(lax.convertElementType(toArray(fn, 0), x.dtype), [...x.shape], []);
 
 /** jax.jacrev(f, argnums?, options?): reverse mode, one vjp, vmapped over the outputs' basis. */
@@ -143,7 +149,7 @@ export function jacrev(f: Fn, argnums?: number | number[] | JacobianOptions, may
     const blocks = outs.map((y, i) => {
       const cotangents = (e: Array) => unflatten(outDef, outs.map((o, k) => (k === i ? e : zerosOf(fn, o))));
       const rows = vmap((e: Array) => flatten(pullback(cotangents(e)) as PyTree)[0] as Array[])(basis(y.shape, y.dtype)) as Array[];
-      return rows.map((r, j) => lax.reshape(r, [...y.shape, ...inLeaves[j]!.shape]));
+      return rows.map((r, j) => withWeakType(lax.reshape(r, [...y.shape, ...inLeaves[j]!.shape]), inLeaves[j]!));
     });
     return [assemble(outDef, inDefs, single, blocks), aux];
   });
@@ -169,7 +175,7 @@ export function jacfwd(f: Fn, argnums?: number | number[] | JacobianOptions, may
     const blocks = outs.map((y, i) =>
       inLeaves.map((x, j) => {
         const moved = lax.transpose(columns[j]![i]!, [...y.shape.map((_, d) => d + 1), 0]);
-        return lax.reshape(moved, [...y.shape, ...x.shape]);
+        return withWeakType(lax.reshape(moved, [...y.shape, ...x.shape]), y);
       }),
     );
     return [assemble(outDef, inDefs, single, blocks), aux];
