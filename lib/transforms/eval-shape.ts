@@ -1,7 +1,8 @@
 // jax.eval_shape: the types of f's outputs, found by tracing f on abstract
 // arguments (trace/jaxpr-trace.ts) without running anything. Arguments are
 // pytrees of Arrays, ShapeDtypeStructs (whose sharding's memory kind is the
-// argument's memory space), numbers and TypedArrays; outputs come back as
+// argument's memory space) or other objects with a shape and a dtype, numbers
+// and TypedArrays; outputs come back as
 // ShapeDtypeStructs, with a SingleDeviceSharding when they live in a memory
 // kind other than the default 'device'.
 import { Array } from '../core/array.js';
@@ -15,8 +16,14 @@ import { defaultDevice } from '../runtime/device.js';
 import { SingleDeviceSharding } from '../sharding/index.js';
 import { flattenFunction, traceToJaxpr } from '../trace/jaxpr-trace.js';
 
+function isShapeDtypeLike(x: unknown): x is { shape: number[]; dtype: string } {
+  return typeof x === 'object' && x !== null && !(x instanceof Array) && globalThis.Array.isArray((x as { shape?: unknown }).shape) && typeof (x as { dtype?: unknown }).dtype === 'string';
+}
+
 function argumentAval(leaf: unknown, i: number): ShapedArray {
   if (leaf instanceof ShapeDtypeStruct) return leaf.aval;
+  // JAX duck-types its arguments: any other object with a shape and a dtype stands for an array of that type
+  if (isShapeDtypeLike(leaf)) return new ShapeDtypeStruct(leaf.shape, leaf.dtype as never).aval;
   // a float64 Array made while x64 was on is traced as float32 once it is off, as jit traces it
   if (leaf instanceof Array) return { ...leaf.aval, dtype: canonicalizeDType(leaf.dtype) };
   if (!isArrayLike(leaf)) throw new TypeError(`jax.evalShape: argument leaf ${i} must be an Array, a ShapeDtypeStruct, a number or a TypedArray, got ${show(leaf)}`);

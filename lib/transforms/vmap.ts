@@ -222,6 +222,9 @@ export function vmap<F extends (...args: never[]) => unknown>(
       mapped.push({ index: i, size: x.shape[a]!, axis: a, path: paths[i]!, x });
       return x;
     });
+    if (leaves.length === 0 && axisSizeOption === undefined) {
+      throw new ValueError(`jax.vmap wrapped function must be passed at least one argument containing an array or axisSize must be specified, got empty args ${show(args)}`);
+    }
     if (mapped.length === 0 && axisSizeOption === undefined) {
       throw new ValueError(
         `jax.vmap must have at least one non-null value in inAxes (or be given axisSize); got inAxes ${show(inAxes)} for ${leaves.length} argument leaves`,
