@@ -7,12 +7,12 @@
 // compose. Donated arguments are unusable after the call.
 import { Array, type ArrayLike } from '../core/array.js';
 import { arrayFromValues, bind1 } from '../core/bind.js';
-import { isArrayLike, toArray } from '../core/coerce.js';
+import { type ShapeDtypeLike, isArrayLike, isShapeDtypeLike, shapeDtypeAval, toArray } from '../core/coerce.js';
 import { ResourceExhaustedError, ValueError, checkOptions, show } from '../core/errors.js';
 import { flatten, type PyTree, type TreeDef, treeDefToString, unflatten } from '../core/pytree.js';
 import type { ShapedArray } from '../core/primitives.js';
 import { x64Enabled } from '../core/config.js';
-import { type DType, canonicalizeDType, isDType } from '../core/dtype.js';
+import { canonicalizeDType } from '../core/dtype.js';
 import type { ProgramExecutable } from '../runtime/backend.js';
 import { type Device, defaultDevice } from '../runtime/device.js';
 import { computationDevice, onDevice } from '../runtime/placement.js';
@@ -148,25 +148,6 @@ function avalKey(a: ShapedArray): string {
   return `${a.dtype}${a.weakType ? '~' : ''}[${a.shape.join(',')}]${space && space !== 'device' ? `{${space}}` : ''}`;
 }
 
-/** What lower() accepts in place of an array: a ShapeDtypeStruct or anything shaped like one. */
-interface ShapeDtypeLike {
-  shape: readonly number[];
-  dtype: DType;
-  weakType?: boolean;
-  sharding?: { memoryKind?: string | null } | null;
-}
-
-function isShapeDtypeLike(x: unknown): x is ShapeDtypeLike {
-  return typeof x === 'object' && x !== null && !(x instanceof Array) && globalThis.Array.isArray((x as ShapeDtypeLike).shape) && typeof (x as ShapeDtypeLike).dtype === 'string';
-}
-
-function structAval(s: ShapeDtypeLike, i: number): ShapedArray {
-  if (!s.shape.every((d) => Number.isInteger(d) && d >= 0)) throw new ValueError(`jax.jit(...).lower: argument leaf ${i} has an invalid shape ${show(s.shape)}`);
-  if (!isDType(s.dtype)) throw new ValueError(`jax.jit(...).lower: argument leaf ${i} has an unknown dtype ${show(s.dtype)}`);
-  const kind = s.sharding?.memoryKind;
-  return { shape: [...s.shape], dtype: canonicalizeDType(s.dtype), weakType: s.weakType ?? false, ...(kind && kind !== 'device' ? { memorySpace: kind } : {}) } as ShapedArray;
-}
-
 /** An argument's aval with its dtype canonicalized (float64 is float32 while x64 is off). */
 function canonicalAval(aval: ShapedArray): ShapedArray {
   const dtype = canonicalizeDType(aval.dtype);
@@ -265,7 +246,7 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
       return toArray('jax.jit', l, `argument leaf ${i}`);
     });
     // a float64 argument is traced (and run) as float32 while x64 is off, as JAX canonicalizes its arguments
-    const avals = arrays.map((a, i) => (a ? canonicalAval(a.aval) : structAval(leaves[i] as ShapeDtypeLike, i)));
+    const avals = arrays.map((a, i) => (a ? canonicalAval(a.aval) : shapeDtypeAval('jax.jit(...).lower', leaves[i] as ShapeDtypeLike, `argument leaf ${i}`)));
     // JS booleans are static wherever they sit (a traced one would be truthy in `flag ? a : b`, a silent wrong
     // branch JS gives no way to trap): their values key the cache and the function sees them as they are
     const booleans = leaves.map((l) => (l === true ? 'T' : l === false ? 'F' : '')).join('');
