@@ -21,7 +21,7 @@ export type { DType } from './core/dtype.js';
 export { promoteTypes, resultType } from './core/dtype.js';
 /** jax.config: `jax.config.update('jaxEnableX64', true)` (or JAX's 'jax_enable_x64'), `jax.config.jaxEnableX64`. */
 export { config } from './core/config.js';
-export { ValueError, ResourceExhaustedError, ConcretizationTypeError, TracerBoolConversionError, IndexError } from './core/errors.js';
+export { ValueError, ResourceExhaustedError, ConcretizationTypeError, TracerBoolConversionError, IndexError, UnexpectedTracerError } from './core/errors.js';
 export { tidy, keep, liveArrayCount } from './core/memory.js';
 export { Device, devices, defaultBackend, environmentInfo } from './runtime/device.js';
 export { makeJaxpr } from './trace/jaxpr-trace.js';
@@ -31,7 +31,7 @@ export { vmap } from './transforms/vmap.js';
 export { jvp } from './transforms/jvp.js';
 export { grad, linearize, valueAndGrad, vjp, vjpWithAux } from './transforms/vjp.js';
 export { hessian, jacfwd, jacobian, jacrev } from './transforms/jacobian.js';
-export { AttributeError, CustomJVPException, CustomVJPException, UnexpectedTracerError, customJvp, customVjp } from './transforms/custom-derivatives.js';
+export { AttributeError, CustomJVPException, CustomVJPException, customJvp, customVjp } from './transforms/custom-derivatives.js';
 export type { CustomJvp, CustomJvpOptions, CustomVjp, CustomVjpOptions } from './transforms/custom-derivatives.js';
 export { blockUntilReady, deviceGet, makeMesh } from './transforms/host.js';
 export { NotImplementedError, RuntimeError, pureCallback } from './transforms/callbacks.js';

@@ -115,6 +115,13 @@ const EXPENSIVE = primitivesWith('expensive');
 // Ops whose half-precision result is already representable: no rounding node (core/traits.ts).
 const EXACT_IN_HALF = primitivesWith('exactInHalf');
 
+/**
+ * The most buffers one fused kernel may take (inputs and outputs). The native launchers take at most 256 and a
+ * CUDA launch's parameter space is bounded; a kernel fusing more (a sum of 500 arguments) is split by
+ * materializing values inside it.
+ */
+const MAX_KERNEL_BUFFERS = 128;
+
 type EqnClass = 'elementwise' | 'reduce' | 'alias' | 'opaque';
 
 /** For each axis of `to`, the axis of `from` it is (size-1 axes: -1), when `to` only adds or drops size-1 axes; else null. */
@@ -135,6 +142,9 @@ function unitAxes(from: Shape, to: Shape): number[] | null {
 }
 
 const identityMap = (rank: number): number[] => Array.from({ length: rank }, (_, i) => i);
+
+/** The buffers a kernel binds: the values it reads and the values it produces. */
+const kernelBuffers = (a: Analysis): number => a.reads.size + a.produces.length;
 
 /** Element strides over the space axes (embedded into `viewRank` kernel axes) of reading a row-major `shape` through `map`. */
 function viewStrides(shape: Shape, map: readonly number[], embed: readonly number[], viewRank: number): number[] {
@@ -422,7 +432,7 @@ class Fusion {
     this.materializeRequired();
     for (let round = 0; ; round++) {
       const units = this.formUnits();
-      const extra = this.duplicatedExpensiveValues(units);
+      const extra = [...this.duplicatedExpensiveValues(units), ...this.splitsOfWideKernels(units)];
       if (extra.length === 0 || round > this.eqns.length) return this.emit(units);
       extra.forEach((v) => this.materialized.add(v));
     }
@@ -442,7 +452,7 @@ class Fusion {
       }
     });
     const graph = new KernelGraph<Unit, Var>(initial, { reads: (u) => this.analyze(u).reads, produces: (u) => this.analyze(u).produces });
-    const merge = (a: Unit, b: Unit, merged: Unit) => this.analyze(merged).valid && graph.tryMerge(a, b, merged);
+    const merge = (a: Unit, b: Unit, merged: Unit) => this.analyze(merged).valid && kernelBuffers(this.analyze(merged)) <= MAX_KERNEL_BUFFERS && graph.tryMerge(a, b, merged);
     const elementwise = () => graph.kernels.filter((u): u is Extract<Unit, { kind: 'elementwise' }> => u.kind === 'elementwise');
 
     // Elementwise consumers of a dot's product (over its output shape) are applied as it stores it.
@@ -633,6 +643,19 @@ class Fusion {
       }
     }
     return [...count].filter(([, n]) => n > 1).map(([v]) => v);
+  }
+
+  /** For each kernel with more than MAX_KERNEL_BUFFERS buffers, a value it computes to materialize: one near the middle of its expression, splitting its reads. */
+  splitsOfWideKernels(units: Unit[]): Var[] {
+    const splits: Var[] = [];
+    for (const u of units) {
+      const a = this.analyze(u);
+      if (kernelBuffers(a) <= MAX_KERNEL_BUFFERS) continue;
+      const candidates = [...new Set(a.expanders.flatMap((ex) => ex.instantiated.filter((i) => !i.reuse).map((i) => i.v)))].filter((v) => !this.materialized.has(v));
+      const v = candidates[Math.floor(candidates.length / 2)];
+      if (v) splits.push(v);
+    }
+    return splits;
   }
 
   // ---- emitting the program ----

@@ -4,7 +4,8 @@
 // every layer that takes user arguments (trace, transforms, the API) needs it.
 import { Array, type ArrayLike } from './array.js';
 import { arrayFromValues } from './bind.js';
-import { type DType, canonicalizeDType, castToInteger, checkUserDType, integerRange, isFloating, isInt32, isInteger, scalarType } from './dtype.js';
+import { type DType, canonicalizeDType, castToInteger, checkUserDType, integerRange, isDType, isFloating, isInt32, isInteger, scalarType } from './dtype.js';
+import type { ShapedArray } from './primitives.js';
 import { ValueError, show } from './errors.js';
 import { type NestedArray, dtypeOfTypedArray, flattenNested } from './host.js';
 
@@ -63,4 +64,24 @@ export function toArray(fn: string, x: unknown, arg = 'x', dtype?: DType): Array
 
 export function optionalDtype(fn: string, dtype: unknown): DType | undefined {
   return dtype === undefined || dtype === null ? undefined : checkUserDType(fn, dtype);
+}
+
+/** What abstract evaluation takes in place of an array (JAX duck-types it): a ShapeDtypeStruct, or any object with a shape and a dtype. */
+export interface ShapeDtypeLike {
+  shape: readonly number[];
+  dtype: string;
+  weakType?: boolean;
+  sharding?: { memoryKind?: string | null } | null;
+}
+
+export function isShapeDtypeLike(x: unknown): x is ShapeDtypeLike {
+  return typeof x === 'object' && x !== null && !(x instanceof Array) && globalThis.Array.isArray((x as ShapeDtypeLike).shape) && typeof (x as ShapeDtypeLike).dtype === 'string';
+}
+
+/** The aval a ShapeDtypeLike stands for (its sharding's memory kind is the memory space; float64 is float32 while x64 is off). */
+export function shapeDtypeAval(fn: string, s: ShapeDtypeLike, what: string): ShapedArray {
+  if (!s.shape.every((d) => Number.isInteger(d) && d >= 0)) throw new ValueError(`${fn}: ${what} has an invalid shape ${show(s.shape)}`);
+  if (!isDType(s.dtype)) throw new ValueError(`${fn}: ${what} has an unknown dtype ${show(s.dtype)}`);
+  const kind = s.sharding?.memoryKind;
+  return { shape: [...s.shape], dtype: canonicalizeDType(s.dtype), weakType: s.weakType ?? false, ...(kind && kind !== 'device' ? { memorySpace: kind } : {}) } as ShapedArray;
 }

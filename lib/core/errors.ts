@@ -57,12 +57,17 @@ export function checkOptions(fn: string, options: unknown, allowed: readonly str
   }
 }
 
-/** A traced (abstract) array was used where a concrete value is needed (JAX's ConcretizationTypeError). */
-export class ConcretizationTypeError extends Error {
+/** A traced (abstract) array was used where a concrete value is needed (JAX's ConcretizationTypeError, a TypeError there too). */
+export class ConcretizationTypeError extends TypeError {
   override name = 'ConcretizationTypeError';
 }
 
 /** A traced array was converted to a JS primitive: a comparison, arithmetic operator or `if` on a traced value (JAX's TracerBoolConversionError). */
 export class TracerBoolConversionError extends ConcretizationTypeError {
   override name = 'TracerBoolConversionError';
+}
+
+/** A tracer used outside the transformation that made it: it escaped through a side effect, or reached a trace it does not belong to (JAX's UnexpectedTracerError, a TypeError there too). */
+export class UnexpectedTracerError extends TypeError {
+  override name = 'UnexpectedTracerError';
 }

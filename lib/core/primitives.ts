@@ -256,7 +256,10 @@ function binary(prim: string, compare: boolean): AbstractEvalRule<Primitive> {
   return (avals) => {
     arity(prim, avals, 2);
     const [x, y] = avals as [ShapedArray, ShapedArray];
-    if (x.shape.length !== 0 && y.shape.length !== 0) sameShapes(prim, avals);
+    // JAX's broadcasting_shape_rule: a TypeError, as for mixed dtypes
+    if (x.shape.length !== 0 && y.shape.length !== 0 && !shapesEqual(x.shape, y.shape)) {
+      throw new TypeError(`lax.${prim} got incompatible shapes for broadcasting: ${show(x.shape)}, ${show(y.shape)}.`);
+    }
     sameDtypes(prim, avals);
     if (!compare) checkDtypeClass(prim, x.dtype);
     const weak = avals.every((a) => a.weakType);

@@ -69,8 +69,9 @@ export function matmul(a: ArrayLike, b: ArrayLike, options: DotOptions = {}): Ar
   const yMat = y.ndim > 1;
   const xContract = x.ndim - 1;
   const yContract = yMat ? y.ndim - 2 : 0;
+  // JAX's dot_general shape rule raises a TypeError
   if (x.shape[xContract] !== y.shape[yContract]) {
-    throw new ValueError(
+    throw new TypeError(
       `${fn}: shapes ${show(x.shape)} and ${show(y.shape)} are not aligned: ` +
         `${x.shape[xContract]} (dim ${xContract} of a) != ${y.shape[yContract]} (dim ${yContract} of b)`,
     );
@@ -138,7 +139,7 @@ export function dot(a: ArrayLike, b: ArrayLike, options: DotOptions = {}): Array
   const xc = x.ndim - 1;
   const yc = y.ndim === 1 ? 0 : y.ndim - 2;
   if (x.shape[xc] !== y.shape[yc]) {
-    throw new ValueError(`${fn}: shapes ${show(x.shape)} and ${show(y.shape)} are not aligned: ${x.shape[xc]} (dim ${xc} of a) != ${y.shape[yc]} (dim ${yc} of b)`);
+    throw new TypeError(`${fn}: shapes ${show(x.shape)} and ${show(y.shape)} are not aligned: ${x.shape[xc]} (dim ${xc} of a) != ${y.shape[yc]} (dim ${yc} of b)`);
   }
   return dotGeneral(x, y, [[[xc], [yc]], [[], []]], preferred);
 }

@@ -4,7 +4,7 @@
 import { Array, type ArrayLike } from '../core/array.js';
 import { toArray } from '../core/coerce.js';
 import { type DType, type TypeInfo, checkUserDType, resultType, scalarType } from '../core/dtype.js';
-import { show } from '../core/errors.js';
+import { ValueError, show } from '../core/errors.js';
 import { broadcastShapes, shapesEqual } from '../core/shape.js';
 import * as lax from '../lax/ops.js';
 
@@ -62,8 +62,21 @@ export function broadcastToShape(x: Array, shape: readonly number[]): Array {
  */
 export function ufuncOperands(fn: string, ...xs: unknown[]): Array[] {
   const arrays = promote(fn, ...xs);
-  const shape = broadcastShapes(fn, ...arrays.map((x) => x.shape));
+  const shape = ufuncShape(fn, arrays.map((x) => x.shape));
   return arrays.map((x) => (x.ndim === 0 ? x : broadcastToShape(x, shape)));
+}
+
+/**
+ * The broadcast shape of a ufunc's operands. As in JAX, operands whose non-scalar ranks agree meet in lax, whose
+ * shape rule raises a TypeError; operands of different ranks fail in jnp's rank promotion, a ValueError.
+ */
+function ufuncShape(fn: string, shapes: readonly (readonly number[])[]): number[] {
+  try {
+    return broadcastShapes(fn, ...shapes);
+  } catch (error) {
+    if (error instanceof ValueError && new Set(shapes.filter((s) => s.length > 0).map((s) => s.length)).size === 1) throw new TypeError(error.message);
+    throw error;
+  }
 }
 
 export function asArray(fn: string, x: unknown, arg = 'x'): Array {

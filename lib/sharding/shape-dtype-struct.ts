@@ -3,7 +3,7 @@
 // evalShape take it where an array would go; nothing is allocated. It lives
 // with the shardings it holds (core knows no shardings).
 import { type DType, canonicalizeDType, checkDType } from '../core/dtype.js';
-import { show } from '../core/errors.js';
+import { ValueError, show } from '../core/errors.js';
 import type { ShapedArray } from '../core/primitives.js';
 import { withMemorySpace } from '../core/memory-space.js';
 import { checkShape, shapesEqual, sizeOf } from '../core/shape.js';
@@ -28,10 +28,12 @@ export class ShapeDtypeStruct {
       if (key !== 'sharding' && key !== 'weakType') throw new TypeError(`${fn}: unknown option '${key}' (known options: 'sharding', 'weakType')`);
     }
     this.shape = Object.freeze(checkShape(fn, shape));
+    // JAX's ValueErrors for a missing dtype and for a sharding that is not a Sharding (a PartitionSpec, say)
+    if (dtype === null || dtype === undefined) throw new ValueError(`${fn}: dtype must be specified.`);
     this.dtype = checkDType(fn, dtype);
     const sharding = options.sharding ?? null;
     if (sharding !== null && !(sharding instanceof Sharding)) {
-      throw new TypeError(`${fn}: sharding must be a Sharding (SingleDeviceSharding, NamedSharding) or null, got ${show(sharding)}`);
+      throw new ValueError(`${fn}: sharding should be an instance of \`jax.sharding.Sharding\` (SingleDeviceSharding, NamedSharding) or null, got ${show(sharding)}`);
     }
     sharding?.checkShape(fn, this.shape);
     this.sharding = sharding;

@@ -9,7 +9,7 @@
 import { Array } from '../core/array.js';
 import { installTraceStack } from '../core/bind.js';
 import type { DType } from '../core/dtype.js';
-import { ValueError } from '../core/errors.js';
+import { UnexpectedTracerError } from '../core/errors.js';
 import type { Primitive, PrimitiveParams, ShapedArray } from '../core/primitives.js';
 
 export interface Trace {
@@ -90,9 +90,11 @@ export function findTopMain(inputs: readonly Array[]): MainTrace | null {
     if (x instanceof Tracer) {
       const m = x.trace.main;
       if (!stack.includes(m)) {
-        throw new ValueError(
-          `jaxon: an escaped tracer (${x}) was used after the transformation that made it returned; ` +
-            `return values from the transformed function instead of storing them outside it`,
+        throw new UnexpectedTracerError(
+          `Encountered an unexpected tracer. A function transformed by jit, grad or vmap had a side effect, allowing for a reference ` +
+            `to an intermediate value with type ${x.dtype}[${x.shape.join(',')}] wrapped in a ${m.name}r (${x}) to escape the scope of ` +
+            `the transformation: an escaped tracer, used after the transformation that made it returned. Transformations require that ` +
+            `functions explicitly return their outputs: return values from the transformed function instead of storing them outside it`,
         );
       }
       if (!top || m.level > top.level) top = m;
@@ -106,7 +108,10 @@ export function fullRaise(trace: Trace, x: Array): Tracer {
   const level = trace.main.level;
   if (x.trace.main === trace.main) return x;
   if (x.trace.main.level < level) return trace.lift(x);
-  throw new ValueError(`jaxon: cannot lift tracer ${x} (level ${x.trace.main.level}) into ${trace.main.name} (level ${level})`);
+  throw new UnexpectedTracerError(
+    `Encountered an unexpected tracer: ${x} (level ${x.trace.main.level}) cannot be lifted into ${trace.main.name} (level ${level}), ` +
+      `the trace of a transformation it does not belong to`,
+  );
 }
 
 /** Whether `main` is still on the trace stack (its tracers are live; a transformation that finished is not). */

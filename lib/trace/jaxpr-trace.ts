@@ -2,11 +2,11 @@
 // equation; concrete arrays met along the way become constvars (scalars are
 // inlined as literals). Used by makeJaxpr, jit, and the autodiff transforms.
 import { Array } from '../core/array.js';
-import { toArray } from '../core/coerce.js';
+import { isShapeDtypeLike, shapeDtypeAval, toArray } from '../core/coerce.js';
 import { keep } from '../core/memory.js';
 import { flatten, type PyTree, type TreeDef, unflatten } from '../core/pytree.js';
 import { type Primitive, type PrimitiveParams, type ShapedArray, abstractEval } from '../core/primitives.js';
-import { MainTrace, type Trace, Tracer, withDynamicTrace, withMainTrace } from './core.js';
+import { MainTrace, type Trace, Tracer, findTopMain, fullRaise, withDynamicTrace, withMainTrace } from './core.js';
 import { type Atom, ClosedJaxpr, Jaxpr, type JaxprEqn, Literal, Var } from './jaxpr.js';
 
 class JaxprBuilder {
@@ -114,7 +114,13 @@ export function traceToJaxpr(fn: (...args: Array[]) => Array[], inAvals: ShapedA
         const inVars = args.map((t) => builder.varOf(t));
         const outs = fn(...args).map((o) => {
           const x = toArray('jit', o, 'output');
-          return x instanceof JaxprTracer && x.trace.main === main ? x : trace.pure(x);
+          if (x instanceof JaxprTracer && x.trace.main === main) return x;
+          // an outer transformation's tracer the function closes over and returns becomes a constvar (an escaped one raises)
+          if (x instanceof Tracer) {
+            findTopMain([x]);
+            return fullRaise(trace, x) as JaxprTracer;
+          }
+          return trace.pure(x);
         });
         const jaxpr = new Jaxpr(builder.constTracers.map((t) => builder.varOf(t)), inVars, builder.eqns, outs.map((t) => builder.varOf(t)));
         return inlineLiterals(builder, jaxpr);
@@ -141,10 +147,17 @@ export function flattenFunction(fn: (...args: never[]) => unknown, inTree: TreeD
 }
 
 /** jax.makeJaxpr(f)(...args): the jaxpr of f at these arguments' shapes and dtypes. */
+/** makeJaxpr's arguments are traced as jit traces them: a bare JS number is a weak float (API.md, "JS numbers"), and an object with a shape and a dtype (a ShapeDtypeStruct) is abstract, as JAX duck-types it. */
+function argumentAval(leaf: unknown, i: number): ShapedArray {
+  if (typeof leaf === 'number') return { shape: [], dtype: 'float32', weakType: true };
+  if (isShapeDtypeLike(leaf)) return shapeDtypeAval('makeJaxpr', leaf, `argument leaf ${i}`);
+  return avalOf(leaf, `makeJaxpr: argument leaf ${i}`);
+}
+
 export function makeJaxpr(fn: (...args: never[]) => unknown): (...args: unknown[]) => ClosedJaxpr {
   return (...args: unknown[]) => {
     const [leaves, inTree] = flatten(args as PyTree);
-    const avals = leaves.map((l, i) => avalOf(l, `makeJaxpr: argument leaf ${i}`));
+    const avals = leaves.map((l, i) => argumentAval(l, i));
     const { flat } = flattenFunction(fn, inTree);
     return traceToJaxpr(flat, avals);
   };

@@ -21,7 +21,7 @@ import { Array } from '../core/array.js';
 import { bind, bind1 } from '../core/bind.js';
 import { isArrayLike, toArray } from '../core/coerce.js';
 import { type DType, isFloating } from '../core/dtype.js';
-import { AttributeError, ValueError, checkOptions, show } from '../core/errors.js';
+import { AttributeError, UnexpectedTracerError, ValueError, checkOptions, show } from '../core/errors.js';
 import { tidy } from '../core/memory.js';
 import {
   CUSTOM_VJP_JVP_ERROR, type CustomBwdFunction, type CustomCallParams, type CustomJvpFunction, type PrimitiveParams, type ShapedArray,
@@ -45,10 +45,8 @@ import { BatchTrace, BatchTracer } from './vmap.js';
 /** JAX's AttributeError (the custom function has no rule yet) lives in core: jax.config raises it too. */
 export { AttributeError };
 
-/** JAX's UnexpectedTracerError (a TypeError there too). */
-export class UnexpectedTracerError extends TypeError {
-  override name = 'UnexpectedTracerError';
-}
+/** JAX's UnexpectedTracerError lives in core: the trace stack raises it for escaped tracers too. */
+export { UnexpectedTracerError };
 
 /** JAX's ad.CustomJVPException: differentiation with respect to a value the custom_jvp function closes over. */
 export class CustomJVPException extends Error {

@@ -1,11 +1,12 @@
 // jax.eval_shape: the types of f's outputs, found by tracing f on abstract
 // arguments (trace/jaxpr-trace.ts) without running anything. Arguments are
 // pytrees of Arrays, ShapeDtypeStructs (whose sharding's memory kind is the
-// argument's memory space), numbers and TypedArrays; outputs come back as
+// argument's memory space) or other objects with a shape and a dtype, numbers
+// and TypedArrays; outputs come back as
 // ShapeDtypeStructs, with a SingleDeviceSharding when they live in a memory
 // kind other than the default 'device'.
 import { Array } from '../core/array.js';
-import { isArrayLike, toArray } from '../core/coerce.js';
+import { isArrayLike, isShapeDtypeLike, shapeDtypeAval, toArray } from '../core/coerce.js';
 import { canonicalizeDType } from '../core/dtype.js';
 import { show } from '../core/errors.js';
 import { flatten, type PyTree, unflatten } from '../core/pytree.js';
@@ -17,6 +18,10 @@ import { flattenFunction, traceToJaxpr } from '../trace/jaxpr-trace.js';
 
 function argumentAval(leaf: unknown, i: number): ShapedArray {
   if (leaf instanceof ShapeDtypeStruct) return leaf.aval;
+  // JAX duck-types its arguments: any other object with a shape and a dtype stands for an array of that type
+  if (isShapeDtypeLike(leaf)) return shapeDtypeAval('jax.evalShape', leaf, `argument leaf ${i}`);
+  // a bare JS number is a weak float, as jit traces it (API.md, "JS numbers"): evalShape gives what jit would
+  if (typeof leaf === 'number') return { shape: [], dtype: 'float32', weakType: true };
   // a float64 Array made while x64 was on is traced as float32 once it is off, as jit traces it
   if (leaf instanceof Array) return { ...leaf.aval, dtype: canonicalizeDType(leaf.dtype) };
   if (!isArrayLike(leaf)) throw new TypeError(`jax.evalShape: argument leaf ${i} must be an Array, a ShapeDtypeStruct, a number or a TypedArray, got ${show(leaf)}`);

@@ -11,9 +11,10 @@ import { ValueError, checkOptions, show } from '../core/errors.js';
 import { flatten, numLeaves, type PyTree, type TreeDef, unflatten } from '../core/pytree.js';
 import { bind1 } from '../core/bind.js';
 import type { DType } from '../core/dtype.js';
-import { jvp } from './jvp.js';
+import { jvp, scalar } from './jvp.js';
 import { vjp, vjpWithAux } from './vjp.js';
 import { vmap } from './vmap.js';
+import { wraps } from './signature.js';
 
 // the few lax operations this file needs, bound directly (transforms sit below lax)
 const lax = {
@@ -93,7 +94,8 @@ function flattenArgs(fn: string, diff: unknown[]): { leaves: Array[]; defs: Tree
   for (const d of diff) {
     const [ls, def] = flatten(d as PyTree);
     defs.push(def);
-    leaves.push(...ls.map((l, i) => toArray(fn, l, `argument leaf ${i}`)));
+    // a bare JS number is a weak float, as grad and vjp take it (API.md, "JS numbers")
+    leaves.push(...ls.map((l, i) => (typeof l === 'number' ? scalar(l, 'float32') : toArray(fn, l, `argument leaf ${i}`))));
   }
   return { leaves, defs };
 }
@@ -114,14 +116,14 @@ interface Call {
 function jacobianTransform(fn: string, f: Fn, argnums: number | number[] | JacobianOptions | undefined, maybeOptions: JacobianOptions | undefined, build: (c: Call) => [unknown, unknown]) {
   if (typeof f !== 'function') throw new TypeError(`${fn}: fn must be a function, got ${show(f)}`);
   const options = jacobianOptions(fn, argnums, maybeOptions);
-  return (...args: unknown[]): unknown => {
+  return wraps((...args: unknown[]): unknown => {
     const { nums, single } = argnumList(fn, options.argnums, args.length);
     const diff = nums.map((n) => args[n]);
     const { leaves: inLeaves, defs: inDefs } = flattenArgs(fn, diff);
     floatLeaves(fn, 'differentiated arguments', inLeaves);
     const [jac, aux] = build({ fn, single, diff, inLeaves, inDefs, g: partial(f, args, nums) as Fn, hasAux: options.hasAux === true });
     return options.hasAux ? [jac, aux] : jac;
-  };
+  }, f);
 }
 
 /** The float output leaves of a result and their structure. */
@@ -130,6 +132,11 @@ function outputLeaves(fn: string, out: unknown): { outs: Array[]; outDef: TreeDe
   const outs = outLeaves.map((l, i) => toArray(fn, l, `output leaf ${i}`));
   floatLeaves(fn, 'outputs', outs);
   return { outs, outDef };
+}
+
+/** A block takes the weak type of the leaf JAX unravels it against (_possible_downcast): jacrev's input leaf, jacfwd's output leaf. */
+function withWeakType(block: Array, example: Array): Array {
+  return block.weakType === example.weakType ? block : bind1('convert_element_type', [block], { newDtype: block.dtype, weakType: example.weakType });
 }
 
 const zerosOf = (fn: string, x: Array) => lax.broadcastInDim(lax.convertElementType(toArray(fn, 0), x.dtype), [...x.shape], []);
@@ -142,7 +149,7 @@ export function jacrev(f: Fn, argnums?: number | number[] | JacobianOptions, may
     const blocks = outs.map((y, i) => {
       const cotangents = (e: Array) => unflatten(outDef, outs.map((o, k) => (k === i ? e : zerosOf(fn, o))));
       const rows = vmap((e: Array) => flatten(pullback(cotangents(e)) as PyTree)[0] as Array[])(basis(y.shape, y.dtype)) as Array[];
-      return rows.map((r, j) => lax.reshape(r, [...y.shape, ...inLeaves[j]!.shape]));
+      return rows.map((r, j) => withWeakType(lax.reshape(r, [...y.shape, ...inLeaves[j]!.shape]), inLeaves[j]!));
     });
     return [assemble(outDef, inDefs, single, blocks), aux];
   });
@@ -168,7 +175,7 @@ export function jacfwd(f: Fn, argnums?: number | number[] | JacobianOptions, may
     const blocks = outs.map((y, i) =>
       inLeaves.map((x, j) => {
         const moved = lax.transpose(columns[j]![i]!, [...y.shape.map((_, d) => d + 1), 0]);
-        return lax.reshape(moved, [...y.shape, ...x.shape]);
+        return withWeakType(lax.reshape(moved, [...y.shape, ...x.shape]), y);
       }),
     );
     return [assemble(outDef, inDefs, single, blocks), aux];

@@ -7,12 +7,12 @@
 // compose. Donated arguments are unusable after the call.
 import { Array, type ArrayLike } from '../core/array.js';
 import { arrayFromValues, bind1 } from '../core/bind.js';
-import { isArrayLike, toArray } from '../core/coerce.js';
+import { type ShapeDtypeLike, isArrayLike, isShapeDtypeLike, shapeDtypeAval, toArray } from '../core/coerce.js';
 import { ResourceExhaustedError, ValueError, checkOptions, show } from '../core/errors.js';
 import { flatten, type PyTree, type TreeDef, treeDefToString, unflatten } from '../core/pytree.js';
 import type { ShapedArray } from '../core/primitives.js';
 import { x64Enabled } from '../core/config.js';
-import { type DType, canonicalizeDType, isDType } from '../core/dtype.js';
+import { canonicalizeDType } from '../core/dtype.js';
 import type { ProgramExecutable } from '../runtime/backend.js';
 import { type Device, defaultDevice } from '../runtime/device.js';
 import { computationDevice, onDevice } from '../runtime/placement.js';
@@ -21,6 +21,7 @@ import { findTopMain } from '../trace/core.js';
 import { ClosedJaxpr, evalJaxpr } from '../trace/jaxpr.js';
 import { flattenFunction, traceToJaxpr } from '../trace/jaxpr-trace.js';
 import { jitShardings } from './jit-shardings.js';
+import { signatureOf, wraps } from './signature.js';
 import { Lowered, type Platform } from './stages.js';
 
 export interface JitOptions {
@@ -85,6 +86,49 @@ function arrayInside(value: unknown, depth = 0): Array | undefined {
   return undefined;
 }
 
+// JS has no __hash__ / __eq__. Plain data (numbers, strings, booleans, null, undefined, bigints, JS arrays, plain
+// objects, TypedArrays) is keyed by value, as JAX hashes a tuple; anything else (a function, a class instance, a Map,
+// a symbol) by identity, Python's default for an object without __eq__: two closures with the same source text but
+// different captured values, or two Maps, must not share a trace. A class instance's own fields key it too, so
+// mutating one retraces (where JAX's identity hash would reuse the stale trace, the Sharp Bits' warning).
+const identities = new WeakMap<object, number>();
+const symbolIdentities = new Map<symbol, number>();
+let nextIdentity = 0;
+
+function identityKey(x: object | symbol): string {
+  const table = typeof x === 'symbol' ? symbolIdentities : identities;
+  let id = (table as Map<object | symbol, number>).get(x);
+  if (id === undefined) (table as Map<object | symbol, number>).set(x, (id = nextIdentity++));
+  return `#${id}`;
+}
+
+function valueKey(value: unknown, index: number, depth: number): string {
+  if (depth > 64) throw new TypeError(`jax.jit: static argument ${index} is nested too deeply (or cyclic) to be part of the cache key`);
+  switch (typeof value) {
+    // -0 keys as 0 (equal, as in Python); NaN and the infinities are values of their own
+    case 'number': return `n${Object.is(value, -0) ? 0 : value}`;
+    case 'string': return `s${JSON.stringify(value)}`;
+    case 'boolean': return value ? 'T' : 'F';
+    case 'undefined': return 'u';
+    case 'bigint': return `b${value}`;
+    case 'symbol':
+    case 'function': return identityKey(value);
+  }
+  if (value === null) return 'z';
+  const object = value as object;
+  if (globalThis.Array.isArray(object)) return `[${object.map((v) => valueKey(v, index, depth + 1)).join(',')}]`;
+  if (ArrayBuffer.isView(object) && !(object instanceof DataView)) {
+    return `${object.constructor.name}(${globalThis.Array.from(object as unknown as Iterable<number | bigint>).join(',')})`;
+  }
+  const proto = Object.getPrototypeOf(object);
+  if (proto === Object.prototype || proto === null) {
+    return `{${Object.keys(object).map((k) => `${JSON.stringify(k)}:${valueKey((object as Record<string, unknown>)[k], index, depth + 1)}`).join(',')}}`;
+  }
+  if (object instanceof Array) return identityKey(object);
+  const fields = Object.keys(object).map((k) => `${JSON.stringify(k)}:${valueKey((object as Record<string, unknown>)[k], index, depth + 1)}`);
+  return `${identityKey(object)}{${fields.join(',')}}`;
+}
+
 function staticKey(value: unknown, index: number): string {
   // An Array has no value-based hash (JAX: unhashable); keyed as JSON it would look like every other Array and
   // its first trace would serve them all
@@ -96,35 +140,12 @@ function staticKey(value: unknown, index: number): string {
         "The error was: TypeError: unhashable type: 'Array'. Pass it as a regular (traced) argument, or pass a JS number or array instead",
     );
   }
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    throw new TypeError(`jax.jit: static argument ${index} must be JSON-serializable (it is part of the cache key), got ${show(value)}`);
-  }
+  return valueKey(value, index, 0);
 }
 
 function avalKey(a: ShapedArray): string {
   const space = (a as { memorySpace?: string }).memorySpace;
   return `${a.dtype}${a.weakType ? '~' : ''}[${a.shape.join(',')}]${space && space !== 'device' ? `{${space}}` : ''}`;
-}
-
-/** What lower() accepts in place of an array: a ShapeDtypeStruct or anything shaped like one. */
-interface ShapeDtypeLike {
-  shape: readonly number[];
-  dtype: DType;
-  weakType?: boolean;
-  sharding?: { memoryKind?: string | null } | null;
-}
-
-function isShapeDtypeLike(x: unknown): x is ShapeDtypeLike {
-  return typeof x === 'object' && x !== null && !(x instanceof Array) && globalThis.Array.isArray((x as ShapeDtypeLike).shape) && typeof (x as ShapeDtypeLike).dtype === 'string';
-}
-
-function structAval(s: ShapeDtypeLike, i: number): ShapedArray {
-  if (!s.shape.every((d) => Number.isInteger(d) && d >= 0)) throw new ValueError(`jax.jit(...).lower: argument leaf ${i} has an invalid shape ${show(s.shape)}`);
-  if (!isDType(s.dtype)) throw new ValueError(`jax.jit(...).lower: argument leaf ${i} has an unknown dtype ${show(s.dtype)}`);
-  const kind = s.sharding?.memoryKind;
-  return { shape: [...s.shape], dtype: canonicalizeDType(s.dtype), weakType: s.weakType ?? false, ...(kind && kind !== 'device' ? { memorySpace: kind } : {}) } as ShapedArray;
 }
 
 /** An argument's aval with its dtype canonicalized (float64 is float32 while x64 is off). */
@@ -152,35 +173,6 @@ function sharedCache(fn: object, options: JitOptions, staticArgnums: number[], d
   return cache;
 }
 
-/** The parameter names of a function, from its source (null for a destructured or rest parameter). */
-export function parameterNames(fn: (...args: never[]) => unknown): (string | null)[] {
-  const source = Function.prototype.toString.call(fn);
-  const open = source.indexOf('(');
-  const arrow = source.indexOf('=>');
-  // `x => ...` has no parentheses around its one parameter
-  if (arrow >= 0 && (open < 0 || open > arrow)) return [source.slice(0, arrow).replace(/^async\s+/, '').trim()];
-  let depth = 0;
-  let current = '';
-  const params: string[] = [];
-  for (let i = open + 1; i < source.length; i++) {
-    const c = source[i]!;
-    if ('([{'.includes(c)) depth++;
-    if (')]}'.includes(c)) {
-      if (depth === 0) break;
-      depth--;
-    }
-    if (c === ',' && depth === 0) {
-      params.push(current);
-      current = '';
-    } else current += c;
-  }
-  if (current.trim() !== '') params.push(current);
-  return params.map((p) => {
-    const name = /^\s*([A-Za-z_$][\w$]*)\s*(=[^>]|:|$)/.exec(p);
-    return name ? name[1]! : null;
-  });
-}
-
 /** jit's staticArgnames as positions: JS has no keyword arguments, so a name picks the parameter of that name. */
 function argnumsOfNames(fn: (...args: never[]) => unknown, names: unknown): number[] {
   if (names === undefined) return [];
@@ -188,12 +180,33 @@ function argnumsOfNames(fn: (...args: never[]) => unknown, names: unknown): numb
   if (!globalThis.Array.isArray(list) || !list.every((n) => typeof n === 'string')) {
     throw new TypeError(`jax.jit: staticArgnames must be a string or an array of strings, got ${show(names)}`);
   }
-  const params = parameterNames(fn);
+  const params = signatureOf(fn)?.params ?? [];
   return list.map((name) => {
     const i = params.indexOf(name);
     if (i < 0) throw new ValueError(`jax.jit: staticArgnames names '${name}', which is not a parameter of fn (its parameters: ${params.map((p) => p ?? '<destructured>').join(', ') || 'none'})`);
     return i;
   });
+}
+
+/** JAX's check_callable: jit takes a function, and not a generator function (its calls return generators, not arrays). */
+function checkCallable(fn: unknown): void {
+  if (typeof fn !== 'function') throw new TypeError(`jax.jit: Expected a callable value, got ${show(fn)}`);
+  const kind = Object.getPrototypeOf(fn)?.constructor?.name;
+  if (kind === 'GeneratorFunction' || kind === 'AsyncGeneratorFunction') {
+    throw new TypeError(`jax.jit: Expected a function, got a generator function: ${(fn as { name?: string }).name || '(anonymous)'}`);
+  }
+}
+
+/** JAX checks argnums against fn's signature when jit is applied (api_util._validate_argnums); a rest parameter takes any index. */
+function checkArgnums(fn: (...args: never[]) => unknown, lists: Record<string, number[]>): void {
+  const signature = signatureOf(fn);
+  if (!signature || signature.rest) return;
+  const n = signature.params.length;
+  for (const [name, argnums] of Object.entries(lists)) {
+    if (argnums.some((i) => i >= n || i < -n)) {
+      throw new ValueError(`jax.jit: Jitted function has ${name}=${show(argnums)}, but only accepts ${n} positional arguments`);
+    }
+  }
 }
 
 /** `traced` (an argument as the traced function receives it) with the JS booleans of `original` put back. */
@@ -209,22 +222,19 @@ function withBooleans(traced: unknown, original: unknown): unknown {
 export function jit<F extends (...args: never[]) => unknown>(fn: F, options: JitOptions = {}): Jitted<F> {
   checkOptions('jax.jit', options, ['staticArgnums', 'staticArgnames', 'donateArgnums', 'inShardings', 'outShardings']);
   const shardings = jitShardings('jax.jit', options.inShardings, options.outShardings);
-  if (typeof fn !== 'function') throw new TypeError(`jax.jit: fn must be a function, got ${show(fn)}`);
+  checkCallable(fn);
   const staticArgnums = [...new Set([...indexList('jax.jit', options.staticArgnums, 'staticArgnums'), ...argnumsOfNames(fn, options.staticArgnames)])];
   const donateArgnums = indexList('jax.jit', options.donateArgnums, 'donateArgnums');
+  checkArgnums(fn, { staticArgnums: indexList('jax.jit', options.staticArgnums, 'staticArgnums'), donateArgnums });
   for (const d of donateArgnums) {
     if (staticArgnums.includes(d)) throw new ValueError(`jax.jit: argument ${d} cannot be both static and donated`);
   }
   const cache = sharedCache(fn, options, staticArgnums, donateArgnums);
 
   const prepare = (args: unknown[], abstract = false) => {
-    const normalize = (i: number) => (i < 0 ? i + args.length : i);
-    for (const i of [...staticArgnums, ...donateArgnums]) {
-      if (normalize(i) < 0 || normalize(i) >= args.length) {
-        throw new ValueError(`jax.jit: argnum ${i} is out of range for a call with ${args.length} arguments`);
-      }
-    }
-    const statics = new Set(staticArgnums.map(normalize));
+    // an argnum past the arguments passed names a parameter left to its default: nothing is static or donated there (JAX)
+    const positions = (argnums: number[]) => argnums.map((i) => (i < 0 ? i + args.length : i)).filter((i) => i >= 0 && i < args.length);
+    const statics = new Set(positions(staticArgnums));
     const dynamic = args.map((a, i) => (statics.has(i) ? null : a));
     const [leaves, inTree] = flatten(dynamic as PyTree);
     // lower() takes ShapeDtypeStructs (anything with a shape and a dtype): avals, nothing allocated
@@ -236,14 +246,14 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
       return toArray('jax.jit', l, `argument leaf ${i}`);
     });
     // a float64 argument is traced (and run) as float32 while x64 is off, as JAX canonicalizes its arguments
-    const avals = arrays.map((a, i) => (a ? canonicalAval(a.aval) : structAval(leaves[i] as ShapeDtypeLike, i)));
+    const avals = arrays.map((a, i) => (a ? canonicalAval(a.aval) : shapeDtypeAval('jax.jit(...).lower', leaves[i] as ShapeDtypeLike, `argument leaf ${i}`)));
     // JS booleans are static wherever they sit (a traced one would be truthy in `flag ? a : b`, a silent wrong
     // branch JS gives no way to trap): their values key the cache and the function sees them as they are
     const booleans = leaves.map((l) => (l === true ? 'T' : l === false ? 'F' : '')).join('');
     // traces made with x64 on and off differ (dtypes asked for inside are canonicalized), so the setting keys them too
     const key = `${x64Enabled() ? 'x64|' : ''}${treeDefToString(inTree)}|${avals.map(avalKey).join(';')}|${[...statics].sort().map((i) => `${i}=${staticKey(args[i], i)}`).join(';')}|${booleans}`;
     const leavesPerArg = dynamic.map((d) => flatten(d as PyTree)[0].length);
-    const donatedArgs = new Set(donateArgnums.map(normalize));
+    const donatedArgs = new Set(positions(donateArgnums));
     const donated = new Set<number>();
     let offset = 0;
     leavesPerArg.forEach((count, i) => {
@@ -298,8 +308,9 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
       const { dtype } = entry.avals[i]!;
       return a.dtype === dtype ? a : bind1('convert_element_type', [a], { newDtype: dtype, weakType: a.weakType });
     });
-    // Tracers among the arguments, or a jit tracing around us: stage the equations into that trace.
-    const concrete = findTopMain(arrays) === null;
+    // Tracers among the arguments or among the values fn closes over (an outer jvp's, say), or a jit tracing around
+    // us: stage the equations into that trace.
+    const concrete = findTopMain([...arrays, ...entry.closed.consts]) === null;
     if (!concrete) return unflatten(entry.outTree, evalJaxpr(entry.closed.jaxpr, entry.closed.consts, arrays));
     const device = on ?? callDevice(arrays);
     const executable = compiled(entry, device);
@@ -322,7 +333,7 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
     for (const i of donated) if (arrays[i] === leaves[i] && !placed[i]!.moved && consumed.has(i)) arrays[i]!.markDonated();
     return unflatten(entry.outTree, outs);
   };
-  const wrapped = ((...args: unknown[]) => invoke(args)) as unknown as Jitted<F>;
+  const wrapped = wraps((...args: unknown[]) => invoke(args), fn) as unknown as Jitted<F>;
   Object.defineProperty(wrapped, 'trace', { value: (...args: unknown[]) => prepare(args).entry.closed });
   Object.defineProperty(wrapped, 'cacheSize', { get: () => cache.size });
   const executableFor = (args: unknown[]) => {

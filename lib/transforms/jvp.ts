@@ -161,7 +161,7 @@ export function flatCall(
     let result = (fn as (...a: unknown[]) => unknown)(...args);
     if (hasAux) {
       if (!globalThis.Array.isArray(result) || result.length !== 2) {
-        throw new TypeError(`${name}: with hasAux the function must return a pair [output, aux], got ${show(result)}`);
+        throw new TypeError(`${name}: expected a function with aux output (hasAux) to return a two-element tuple, a pair [output, aux], got ${show(result)}`);
       }
       aux = result[1];
       result = result[0];

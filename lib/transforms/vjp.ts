@@ -17,6 +17,7 @@ import { traceToJaxpr } from '../trace/jaxpr-trace.js';
 import { flatCall, flattenArgs, full, hasTangent, instantiate, jvpFlat, zerosLike } from './jvp.js';
 import { partialEvalJaxpr } from './partial-eval.js';
 import { UndefinedPrimal, backwardPass } from './transpose.js';
+import { wraps } from './signature.js';
 
 /** What linearizing a flat function gives. */
 export interface LinearizedFlat {
@@ -140,30 +141,38 @@ export function linearize(fn: (...args: never[]) => unknown, ...primals: unknown
     if (!treeDefEqual(tree, inTree)) {
       throw new TypeError(`jax.linearize: the tangents must have the structure of the primals ${treeDefToString(inTree)}, got ${treeDefToString(tree)}`);
     }
-    ts.forEach((t, i) => checkLeaf('jax.linearize', 'tangent', t, flatPrimals[i]!.aval, i, 'primal input'));
+    ts.forEach((t, i) => checkLeaf('jax.linearize: linearized function called on tangent values inconsistent with the original primal values', 'tangent', t, flatPrimals[i]!.aval, i, 'primal input'));
     return unflatten(outTree, tidy(() => applyLinear(lin, ts, outAvals)));
   };
   return [unflatten(outTree, outs), fJvp];
 }
 
+/** A tangent or cotangent of the wrong type: JAX's ValueError, for a wrong shape or dtype alike. */
 function checkLeaf(name: string, what: string, x: Array, expected: ShapedArray, i: number, of: string): void {
   if (!shapesEqual(x.shape, expected.shape)) {
     throw new ValueError(`${name}: the shape of ${what} leaf ${i}, ${show(x.shape)}, must equal the shape of the corresponding ${of}, ${show(expected.shape)}`);
   }
   if (isFloating(expected.dtype) && x.dtype !== expected.dtype) {
-    throw new TypeError(`${name}: the dtype of ${what} leaf ${i}, ${x.dtype}, must equal the dtype of the corresponding ${of}, ${expected.dtype}`);
+    throw new ValueError(`${name}: the dtype of ${what} leaf ${i}, ${x.dtype}, must equal the dtype of the corresponding ${of}, ${expected.dtype}`);
   }
 }
 
 function makeVjp(name: string, fn: (...args: never[]) => unknown, primals: unknown[], hasAux: boolean) {
   const { lin, outs, outTree, inTree, flatPrimals, auxValue } = linearizeTree(name, fn, primals, hasAux);
   const inAvals = flatPrimals.map((p) => p.aval);
-  const vjpFn = (cotangent: unknown): unknown[] => {
+  const vjpFn = (cotangent: unknown, ...extra: unknown[]): unknown[] => {
+    if (extra.length) {
+      throw new TypeError(
+        `The function returned by \`jax.vjp\` applied to ${fn.name || '(anonymous)'} was called with ${extra.length + 1} arguments, but functions returned ` +
+          `by \`jax.vjp\` must be called with a single argument corresponding to the single value returned by the function being differentiated ` +
+          `(even if that returned value is an array or other container): call it with [${extra.length + 1} values], not with them as separate arguments`,
+      );
+    }
     const [cts, tree] = flattenArgs(`${name} pullback`, cotangent, 'cotangent');
     if (!treeDefEqual(tree, outTree)) {
-      throw new TypeError(`${name}: the cotangent must have the structure of fn's output ${treeDefToString(outTree)}, got ${treeDefToString(tree)}`);
+      throw new ValueError(`${name} pullback: unexpected tree structure: the cotangent must have the structure of fn's output ${treeDefToString(outTree)}, got ${treeDefToString(tree)}`);
     }
-    cts.forEach((c, i) => checkLeaf(`${name} pullback`, 'cotangent', c, outs[i]!.aval, i, 'primal output'));
+    cts.forEach((c, i) => checkLeaf(`${name} pullback: unexpected JAX type (e.g. shape/dtype) for argument to VJP function`, 'cotangent', c, outs[i]!.aval, i, 'primal output'));
     const grads = tidy(() => applyTranspose(lin, cts, inAvals));
     return unflatten(inTree, grads) as unknown[];
   };
@@ -231,8 +240,9 @@ function valueAndGradImpl(name: string, fn: (...args: never[]) => unknown, optio
     const positions = list.map((a) => (a < 0 ? a + args.length : a));
     positions.forEach((p, k) => {
       if (p < 0 || p >= args.length) {
-        throw new ValueError(
-          `${name}: differentiating with respect to argnums=${show(single ? list[0] : list)} requires at least ${Math.max(list[k]! + 1, -list[k]!)} positional arguments, but got only ${args.length}`,
+        throw new TypeError(
+          `${name}: differentiating with respect to argnums=${show(single ? list[0] : list)} requires at least ${Math.max(list[k]! + 1, -list[k]!)} ` +
+            `positional arguments to be passed by the caller, but got only ${args.length} positional arguments.`,
         );
       }
     });
@@ -283,18 +293,18 @@ function gradOptions(argnums: number | number[] | GradOptions | undefined, optio
 export function grad(fn: (...args: never[]) => unknown, argnumsOrOptions?: number | number[] | GradOptions, maybeOptions?: GradOptions): (...args: unknown[]) => unknown {
   const options = gradOptions(argnumsOrOptions, maybeOptions);
   const impl = valueAndGradImpl('jax.grad', fn, options, false);
-  return (...args) => {
+  return wraps((...args: unknown[]) => {
     const { grads, aux } = impl(...args);
     return options.hasAux ? [grads, aux] : grads;
-  };
+  }, fn);
 }
 
 /** jax.valueAndGrad: [value, gradient], or [[value, aux], gradient] with hasAux. */
 export function valueAndGrad(fn: (...args: never[]) => unknown, argnumsOrOptions?: number | number[] | GradOptions, maybeOptions?: GradOptions): (...args: unknown[]) => [unknown, unknown] {
   const options = gradOptions(argnumsOrOptions, maybeOptions);
   const impl = valueAndGradImpl('jax.valueAndGrad', fn, options, true);
-  return (...args) => {
+  return wraps((...args: unknown[]): [unknown, unknown] => {
     const { value, grads, aux } = impl(...args);
     return options.hasAux ? [[value, aux], grads] : [value, grads];
-  };
+  }, fn);
 }

@@ -14,6 +14,7 @@ import { flatten, type PyTree, type TreeDef, treeDefToString, unflatten } from '
 import { shapesEqual } from '../core/shape.js';
 import { type MainTrace, type Trace, Tracer, fullRaise, withMainTrace } from '../trace/core.js';
 import { type BatchDim, batchDimAt, batchingRules, moveaxis } from './batching-rules.js';
+import { wraps } from './signature.js';
 
 export type { BatchDim, BatchRule } from './batching-rules.js';
 export { batchingRules } from './batching-rules.js';
@@ -221,6 +222,9 @@ export function vmap<F extends (...args: never[]) => unknown>(
       mapped.push({ index: i, size: x.shape[a]!, axis: a, path: paths[i]!, x });
       return x;
     });
+    if (leaves.length === 0 && axisSizeOption === undefined) {
+      throw new ValueError(`jax.vmap wrapped function must be passed at least one argument containing an array or axisSize must be specified, got empty args ${show(args)}`);
+    }
     if (mapped.length === 0 && axisSizeOption === undefined) {
       throw new ValueError(
         `jax.vmap must have at least one non-null value in inAxes (or be given axisSize); got inAxes ${show(inAxes)} for ${leaves.length} argument leaves`,
@@ -242,7 +246,7 @@ export function vmap<F extends (...args: never[]) => unknown>(
       return unflatten(outTree, outs);
     }, axisSize);
   });
-  return batched as (...args: Parameters<F>) => ReturnType<F>;
+  return wraps(batched, fn) as (...args: Parameters<F>) => ReturnType<F>;
 }
 
 function moveToOutAxis(t: BatchTracer, outAxis: number | null, size: number, leaf: number, tree: TreeDef): Array {

@@ -127,8 +127,8 @@ export const snippets: Snippet[] = [
     expectScalar(t, c.calc(3), 6);
     c.mul = false;
     // JAX prints 6 here: its cache hashes `self` by identity, so the mutation goes unseen (the page's warning);
-    // jaxon keys static arguments by value (their JSON), so the mutated object retraces and gives the 3 the page
-    // says it should print
+    // jaxon keys a static class instance by its identity and its fields, so the mutated object retraces and gives
+    // the 3 the page says it should print
     expectScalar(t, c.calc(3), 3);
   }),
 
@@ -179,10 +179,12 @@ export const snippets: Snippet[] = [
     const x = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]; // list(range(10))
     const permissiveSum = (v: number[]) => jnp.sum(jnp.array(v, { dtype: 'int32' })); // JS numbers make float32 unless a dtype says otherwise
     expectScalar(t, permissiveSum(x), 45, { dtype: 'int32' });
-    // each list entry is a separate input of the traced function: 10 scalar inputs, then a concatenate
+    // each list entry is a separate input of the traced function: 10 scalar inputs, then a concatenate. JAX's Python
+    // ints are i32[] inputs; JS numbers are traced as jit traces them, weak f32[] (API.md), and converted after
     const jaxpr = String(jax.makeJaxpr(permissiveSum)(x));
     t.is((jaxpr.split('let')[0]!.match(/:[a-z0-9]+\[\]/g) ?? []).length, 10);
-    t.regex(jaxpr, /i32\[10\] = concatenate\[dimension=0\]/);
+    t.regex(jaxpr, /f32\[10\] = concatenate\[dimension=0\]/);
+    t.regex(jaxpr, /i32\[10\] = convert_element_type\[new_dtype=int32/);
     t.regex(jaxpr, /i32\[\] = reduce_sum\[axes=\(0,\)\]/);
   }),
 
