@@ -20,6 +20,11 @@
 // flow must. A host callback (jax.debug.print, jax.pureCallback) is a call
 // piece as well: the host reads its operands back once the work before it
 // is done, calls back, and queues its results' copies on the compute stream.
+//
+// After a device reset (a kernel faulted or hung; cuda-health.ts) the
+// executable's native programs, kernels and literals belong to the lost
+// context: its next run loads the kernels again (from the NVRTC cache),
+// uploads the literals and builds new programs.
 import { Array } from '../core/array.js';
 import type { JaxprEqn } from '../trace/jaxpr.js';
 import { packValues } from '../core/host.js';
@@ -75,10 +80,13 @@ export class CudaExecutable implements ProgramExecutable {
   /** the CUDA source of every launch step, by step index */
   readonly #sources = new Map<number, CudaKernelSource>();
   #functions = new Map<string, CudaFunctionHandle>();
-  readonly #pieces: Piece[] = [];
+  #pieces: Piece[] = [];
   /** literal buffers' offsets in the literal slot */
   readonly #literalOffsets = new Map<number, number>();
-  readonly #literals: CudaBuffer;
+  #literals: CudaBuffer;
+  readonly #literalHost: Uint8Array;
+  /** the device generation its programs, kernels and literals belong to */
+  #generation: number;
   /** constants of nested plans, copied to this device once */
   readonly #consts: CudaBuffer[];
   readonly #slots: { args: number; consts: number; outputs: number; literals: number; arena: Record<MemoryKind, number>; count: number };
@@ -90,8 +98,11 @@ export class CudaExecutable implements ProgramExecutable {
     /** byte alignment each argument / output slot's base is guaranteed (nested bodies run on windows of the caller's buffers) */
     readonly slotAlignments: { args: readonly number[]; outputs: readonly number[] } | null = null,
     compile = true,
+    /** what a failure on the device names: 'jax.jit(f)' */
+    readonly label = 'a compiled program',
   ) {
     this.program = plan.program;
+    this.#generation = backend.generation;
     const { buffers, steps } = this.program;
     const args = buffers.filter((b) => b.kind === 'argument').reduce((n, b) => Math.max(n, b.index! + 1), 0);
     const nConsts = plan.consts.length;
@@ -121,6 +132,7 @@ export class CudaExecutable implements ProgramExecutable {
     });
     const literalHost = new Uint8Array(Math.max(literalSize, 16));
     literalBytes.forEach((b, i) => literalHost.set(b, i * 16));
+    this.#literalHost = literalHost;
     this.#literals = backend.fromHost(literalHost);
     this.#consts = [];
     // kernels: render each launch for its buffers' alignments
@@ -134,7 +146,7 @@ export class CudaExecutable implements ProgramExecutable {
       const step = steps[k] as Extract<Program['steps'][number], { kind: 'call' }>;
       for (const n of nestedPlans(p)) {
         if (this.#nested.has(n)) continue;
-        this.#nested.set(n, new CudaExecutable(backend, n, this.#nestedAlignments(layout, n, step), false));
+        this.#nested.set(n, new CudaExecutable(backend, n, this.#nestedAlignments(layout, n, step), false, label));
       }
     }
     if (compile) this.#load();
@@ -208,11 +220,22 @@ export class CudaExecutable implements ProgramExecutable {
     this.#functions = this.backend.loadKernelsSync(sources);
     for (const e of all) {
       e.#functions = this.#functions;
+      e.#generation = this.backend.generation;
       e.#buildPieces();
     }
     // a race between streams would be a silent wrong answer: refuse the program instead
     const hazards = this.hazards();
     if (hazards.length) throw new Error(`jax.jit: internal error: the compiled CUDA program leaves ops unordered: ${hazards.slice(0, 3).join('; ')}`);
+  }
+
+  /** After a device reset: the literals uploaded again, the kernels loaded again, new native programs. */
+  #rebuild(): void {
+    for (const e of this.#allExecutables()) {
+      e.#literals = this.backend.fromHost(e.#literalHost);
+      e.#consts.length = 0; // nested constants that lived on the device are gone with it: using them raises
+      e.#pieces = [];
+    }
+    this.#load();
   }
 
   *#allExecutables(): Generator<CudaExecutable> {
@@ -313,7 +336,7 @@ export class CudaExecutable implements ProgramExecutable {
       startTransfers(k);
     }
     for (const event of waits.get(to) ?? []) ops.push({ op: 'wait', stream: 'compute', event });
-    const program = native().cudaProgramCreate(this.backend.info.handle, { slotBytes, arenaBytes: 0, events, graph: false, ops });
+    const program = this.backend.guarded(() => native().cudaProgramCreate(this.backend.info.handle, { slotBytes, arenaBytes: 0, events, graph: false, ops }));
     const access = ops.map((op): Access | null => {
       if (op.op === 'copy') return { reads: [[...op.src, op.bytes]], writes: [[...op.dst, op.bytes]] };
       if (op.op !== 'launch') return null;
@@ -363,7 +386,7 @@ export class CudaExecutable implements ProgramExecutable {
     for (const piece of this.#pieces) {
       if (piece.kind === 'segment') {
         if (timed) this.#runTimed(piece, handles, offsets);
-        else native().cudaProgramRun(piece.program, handles, offsets);
+        else this.backend.guarded(() => native().cudaProgramRun(piece.program, handles, offsets));
         continue;
       }
       const begin = timed ? performance.now() : 0;
@@ -384,9 +407,9 @@ export class CudaExecutable implements ProgramExecutable {
    */
   #runTimed(piece: Extract<Piece, { kind: 'segment' }>, handles: CudaBufferHandle[], offsets: number[]): void {
     const addon = native();
-    addon.cudaSynchronizeSync(this.backend.info.handle);
+    this.backend.guarded(() => addon.cudaSynchronizeSync(this.backend.info.handle));
     const begin = performance.now();
-    const times = addon.cudaProgramRunTimed(piece.program, handles, offsets);
+    const times = this.backend.guarded(() => addon.cudaProgramRunTimed(piece.program, handles, offsets));
     piece.labels.forEach((label, i) => {
       if (!label) return;
       recordSpan(label.name, label.track, begin + times[2 * i]!, times[2 * i + 1]! - times[2 * i]!, label.bytes !== undefined ? { bytes: label.bytes } : undefined);
@@ -527,6 +550,13 @@ export class CudaExecutable implements ProgramExecutable {
   run(args: readonly Array[], consts: readonly Array[]): Array[] {
     const { plan, program, backend } = this;
     backend.flush();
+    for (const a of [...args, ...consts]) {
+      const gone = backend.own(a.storage('jax.jit').buffer, 'jax.jit').goneError;
+      if (gone) throw gone;
+    }
+    backend.ensureUsable();
+    if (this.#generation !== backend.generation) this.#rebuild();
+    backend.noteWork(this.label);
     const argBindings = args.map((a) => ({ buffer: backend.own(a.storage('jax.jit').buffer, 'jax.jit'), offset: 0 }));
     const constBindings = consts.map((c) => ({ buffer: backend.own(c.storage('jax.jit').buffer, 'jax.jit'), offset: 0 }));
     const storages: Storage[] = plan.slotBuffers.map((id) => {
@@ -549,7 +579,7 @@ export class CudaExecutable implements ProgramExecutable {
     };
     if (process.env['JAXON_CUDA_POISON'] === '1') {
       // every temporary and output starts as 0xff bytes (NaN floats), so a read of memory no step wrote shows
-      for (const b of [arena.device, ...storages.map((st) => st.buffer as CudaBuffer)]) if (b.memoryKind === 'device') native().cudaMemset(b.handle, 0xff);
+      for (const b of [arena.device, ...storages.map((st) => st.buffer as CudaBuffer)]) if (b.memoryKind === 'device') backend.guarded(() => native().cudaMemset(b.handle, 0xff));
     }
     try {
       this.exec(argBindings, constBindings, storages.map((s) => ({ buffer: s.buffer as CudaBuffer, offset: 0 })), {
