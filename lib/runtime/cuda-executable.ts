@@ -4,7 +4,8 @@
 // missing kernels in one parallel NVRTC batch); each straight-line stretch of
 // steps becomes one native program (cuda/cuda_program.c), so a call of a
 // program without control flow is one native call that queues every launch
-// and copy. Buffers are bound by slot: the arguments, the constants, the
+// and copy; a stretch of at least 5 kernels runs as a CUDA graph, updated in
+// place when a call brings fresh buffers (runsAsGraph). Buffers are bound by slot: the arguments, the constants, the
 // output slots, the executable's literals, and the two arenas (device and
 // pinned host) at the offsets buffer assignment fixed; a slot may start at
 // an offset into its buffer, which is how a loop body runs on xs[t] and on
@@ -37,9 +38,25 @@ import { launchOutputCount } from '../compiler/schedule.js';
 import { type CudaKernelSource, renderCuda } from '../compiler/render/cuda.js';
 import type { ProgramExecutable } from './backend.js';
 import type { CudaBackend, CudaBuffer } from './cuda.js';
-import type { CudaBufferHandle, CudaFunctionHandle, CudaProgramHandle, CudaProgramOp, CudaProgramRef, CudaProgramSpec } from './cuda-addon.js';
+import type { CudaBufferHandle, CudaFunctionHandle, CudaProgramHandle, CudaProgramOp, CudaProgramRef, CudaProgramSpec, CudaProgramStats } from './cuda-addon.js';
 import { type Track, profiling, record, recordSpan } from '../profiler.js';
 import { native } from './native.js';
+
+/** XLA's default minimum size of a command buffer (xla_gpu_graph_min_graph_size): shorter stretches launch op by op. */
+const GRAPH_MIN_LAUNCHES = 5;
+
+/**
+ * Whether a straight-line stretch of a program with `launches` kernels runs as a CUDA graph (cuda_graph.c): built on
+ * its first run, relaunched, and updated in place when a call brings other buffers. By default stretches of at
+ * least GRAPH_MIN_LAUNCHES kernels, as XLA does; JAXON_CUDA_GRAPHS=1 makes every stretch with a kernel a graph,
+ * =0 none (read when a program is compiled, as XLA_FLAGS are).
+ */
+export function runsAsGraph(launches: number): boolean {
+  const setting = process.env['JAXON_CUDA_GRAPHS'];
+  if (setting === '0') return false;
+  if (setting === '1') return launches > 0;
+  return launches >= GRAPH_MIN_LAUNCHES;
+}
 
 /** A slot's memory for one run: a buffer and the byte offset the slot starts at. */
 interface Binding {
@@ -336,7 +353,8 @@ export class CudaExecutable implements ProgramExecutable {
       startTransfers(k);
     }
     for (const event of waits.get(to) ?? []) ops.push({ op: 'wait', stream: 'compute', event });
-    const program = this.backend.guarded(() => native().cudaProgramCreate(this.backend.info.handle, { slotBytes, arenaBytes: 0, events, graph: false, ops }));
+    const graph = runsAsGraph(launches);
+    const program = this.backend.guarded(() => native().cudaProgramCreate(this.backend.info.handle, { slotBytes, arenaBytes: 0, events, graph, ops }));
     const access = ops.map((op): Access | null => {
       if (op.op === 'copy') return { reads: [[...op.src, op.bytes]], writes: [[...op.dst, op.bytes]] };
       if (op.op !== 'launch') return null;
@@ -356,6 +374,15 @@ export class CudaExecutable implements ProgramExecutable {
     const out: string[] = [];
     for (const e of this.#allExecutables()) {
       for (const piece of e.#pieces) if (piece.kind === 'segment') out.push(...segmentHazards(piece.ops, piece.access));
+    }
+    return out;
+  }
+
+  /** The native programs' counters (runs, graph launches, builds and updates), this program's and its nested ones'. */
+  programStats(): CudaProgramStats[] {
+    const out: CudaProgramStats[] = [];
+    for (const e of this.#allExecutables()) {
+      for (const piece of e.#pieces) if (piece.kind === 'segment') out.push(native().cudaProgramStats(piece.program));
     }
     return out;
   }
