@@ -9,11 +9,13 @@
 // and eager ops compute the right values on it; the CPU device is untouched.
 // The native runtime is checked underneath: what waits is rejected, what was
 // made before the reset is stale, and cudaDeviceReset brings back a working
-// device.
+// device; and DeviceHealth's messages and generations on their own.
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DeviceLostError } from '../lib/core/errors.js';
+import { DeviceHealth } from '../lib/runtime/cuda-health.js';
 
 const dist = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'lib');
 const module = (name: string) => JSON.stringify(path.join(dist, ...name.split('/')));
@@ -129,4 +131,24 @@ extern "C" __global__ void jx_recovery_inc(float *out, const float *in) { out[th
   t.is(inUse, 'in use 0 0 0');
   t.is(after, 'after 2,3,4,5');
   t.like(JSON.parse(status!), { lost: false, epoch: 2, resets: 1 });
+});
+
+test('DeviceHealth: what a failure names, which generations are gone, and a reset that fails for good', (t) => {
+  const health = new DeviceHealth('CUDADevice(id=0)');
+  t.is(health.goneSince(1, 'x'), undefined);
+  for (let i = 0; i < 8; i++) health.noteWork(`jax.jit(f${i})`);
+  health.noteWork('jax.jit(f7)'); // a repeat is listed once
+  const failure = health.failed('CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)');
+  t.true(failure instanceof DeviceLostError);
+  t.regex(failure.message, /^CUDADevice\(id=0\) failed: CUDA_ERROR_ILLEGAL_ADDRESS \(an illegal memory access was encountered\) while running work queued since the last completed wait: 2 more, then jax\.jit\(f2\), jax\.jit\(f3\), jax\.jit\(f4\), jax\.jit\(f5\), jax\.jit\(f6\), jax\.jit\(f7\)\. /);
+  t.regex(health.goneSince(1, 'this array')!.message, /^CUDADevice\(id=0\): this array is invalid: the device's state was lost \(CUDA_ERROR_ILLEGAL_ADDRESS/);
+  health.resetDone();
+  t.is(health.generation, 2);
+  t.is(health.lost, undefined);
+  t.is(health.goneSince(2, 'x'), undefined);
+  t.regex(health.goneSince(1, 'this array')!.message, /^CUDADevice\(id=0\): this array is invalid: it was made before the device's state was lost \(CUDA_ERROR_ILLEGAL_ADDRESS .*\) and the device was reset; recompute it\.$/);
+  t.regex(health.failed('CUDA_ERROR_LAUNCH_FAILED (x)').message, /failed: CUDA_ERROR_LAUNCH_FAILED \(x\)\. The device's state is lost/); // nothing queued since the reset
+  const refused = health.resetFailed(new Error('cuDevicePrimaryCtxReset_v2 failed: CUDA_ERROR_UNKNOWN'));
+  t.is(refused.message, 'CUDADevice(id=0) is lost (CUDA_ERROR_LAUNCH_FAILED (x)) and could not be reset: cuDevicePrimaryCtxReset_v2 failed: CUDA_ERROR_UNKNOWN');
+  t.throws(() => health.checkRecoverable(), { instanceOf: DeviceLostError, message: refused.message });
 });
