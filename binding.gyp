@@ -7,7 +7,9 @@
         "cuda/cpu_kernels.c",
         "cuda/cuda_alloc.c",
         "cuda/cuda_compile.c",
+        "cuda/cuda_completions.c",
         "cuda/cuda_driver.c",
+        "cuda/cuda_graph.c",
         "cuda/cuda_memory.c",
         "cuda/cuda_napi.c",
         "cuda/cuda_program.c",
@@ -40,6 +42,8 @@
         "cuda/emulator/driver.cc",
         "cuda/emulator/executor.cc",
         "cuda/emulator/fiber.cc",
+        "cuda/emulator/graph.cc",
+        "cuda/emulator/module.cc",
         "cuda/emulator/nvrtc.cc"
       ],
       "cflags_cc": [

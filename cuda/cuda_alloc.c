@@ -188,8 +188,10 @@ static void release_segment(jaxon_allocator *a, size_t index) {
   a->segments[index] = a->segments[--a->num_segments];
 }
 
-void jaxon_allocator_destroy(jaxon_allocator *a) {
-  for (jaxon_block *b = a->pending_head; b; b = b->pending_next) {
+// Forgets every block; `release` gives segments back and events to their pool (a destroy), else the memory and
+// events are already gone with their context (an abandon after a reset).
+static void drop_all(jaxon_allocator *a, int release) {
+  for (jaxon_block *b = a->pending_head; b && release; b = b->pending_next) {
     for (int i = 0; i < b->num_events; i++) a->vt.event_release(a->vt.ctx, b->events[i]);
     b->num_events = 0;
   }
@@ -202,13 +204,25 @@ void jaxon_allocator_destroy(jaxon_allocator *a) {
       if (b != head) delete_block(b);
       b = next;
     }
-    a->vt.segment_free(a->vt.ctx, head->address, total);
+    if (release) a->vt.segment_free(a->vt.ctx, head->address, total);
     delete_block(head);
   }
   free(a->segments);
   free(a->small.blocks);
   free(a->large.blocks);
   memset(a, 0, sizeof *a);
+}
+
+void jaxon_allocator_destroy(jaxon_allocator *a) {
+  drop_all(a, 1);
+}
+
+void jaxon_allocator_abandon(jaxon_allocator *a) {
+  drop_all(a, 0);
+}
+
+void jaxon_block_discard(jaxon_block *b) {
+  delete_block(b);
 }
 
 // Returns a block to the cache, merging it with free neighbours of its segment.
@@ -454,6 +468,22 @@ uint64_t jaxon_host_empty_cache(jaxon_host_pool *p) {
     }
   }
   return released;
+}
+
+void jaxon_host_pool_abandon(jaxon_host_pool *p) {
+  for (jaxon_block *b = p->pending_head; b;) {
+    jaxon_block *next = b->pending_next;
+    delete_block(b);
+    b = next;
+  }
+  for (int k = 0; k <= JAXON_HOST_MAX_CLASS_LOG2; k++) {
+    for (jaxon_block *b = p->free_lists[k]; b;) {
+      jaxon_block *next = b->next;
+      delete_block(b);
+      b = next;
+    }
+  }
+  memset(p, 0, sizeof *p);
 }
 
 void jaxon_host_pool_destroy(jaxon_host_pool *p) {

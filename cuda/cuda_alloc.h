@@ -96,6 +96,10 @@ typedef struct jaxon_allocator {
 void jaxon_allocator_init(jaxon_allocator *a, const jaxon_alloc_vtable *vt, uint64_t limit);
 /* Releases every segment; blocks still allocated become invalid. */
 void jaxon_allocator_destroy(jaxon_allocator *a);
+/* Forgets every segment and block without releasing memory or events: their context is gone (a reset). */
+void jaxon_allocator_abandon(jaxon_allocator *a);
+/* Frees an allocated block's bookkeeping whose memory went with its context (a pinned block after a reset). */
+void jaxon_block_discard(jaxon_block *b);
 /* NULL on failure, with the status in *status and a one-line message in err. */
 jaxon_block *jaxon_alloc(jaxon_allocator *a, size_t size, uint64_t stream, int *status, char *err, size_t err_size);
 /* Returns JAXON_ALLOC_ERROR (message in err) for a block that is not allocated. */
@@ -123,6 +127,9 @@ typedef struct jaxon_host_pool {
 
 void jaxon_host_pool_init(jaxon_host_pool *p, const jaxon_alloc_vtable *vt, uint64_t limit);
 void jaxon_host_pool_destroy(jaxon_host_pool *p);
+/* Forgets cached and pending blocks without releasing them (a reset freed the memory); allocated ones are the
+   holders' to discard. */
+void jaxon_host_pool_abandon(jaxon_host_pool *p);
 jaxon_block *jaxon_host_alloc(jaxon_host_pool *p, size_t size, int *status, char *err, size_t err_size);
 /* Reuse waits for every stream recorded with jaxon_alloc_record_use (host blocks belong to no stream). */
 int jaxon_host_free(jaxon_host_pool *p, jaxon_block *block, char *err, size_t err_size);

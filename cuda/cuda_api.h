@@ -19,6 +19,9 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUgraphNode_st *CUgraphNode;
+typedef struct CUkern_st *CUkernel;
+typedef struct CUarray_st *CUarray;
 typedef void (*CUhostFn)(void *userData);
 typedef struct _nvrtcProgram *nvrtcProgram;
 #endif
@@ -32,9 +35,38 @@ typedef struct _nvrtcProgram *nvrtcProgram;
   X(CUDA_ERROR_STUB_LIBRARY, 34)                    \
   X(CUDA_ERROR_NO_DEVICE, 100)                      \
   X(CUDA_ERROR_INVALID_DEVICE, 101)                 \
+  X(CUDA_ERROR_ECC_UNCORRECTABLE, 214)              \
+  X(CUDA_ERROR_CONTAINED, 226)                      \
+  X(CUDA_ERROR_INVALID_HANDLE, 400)                 \
   X(CUDA_ERROR_NOT_FOUND, 500)                      \
   X(CUDA_ERROR_NOT_READY, 600)                      \
-  X(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, 803)
+  X(CUDA_ERROR_ILLEGAL_ADDRESS, 700)                \
+  X(CUDA_ERROR_LAUNCH_TIMEOUT, 702)                 \
+  X(CUDA_ERROR_ASSERT, 710)                         \
+  X(CUDA_ERROR_HARDWARE_STACK_ERROR, 714)           \
+  X(CUDA_ERROR_ILLEGAL_INSTRUCTION, 715)            \
+  X(CUDA_ERROR_MISALIGNED_ADDRESS, 716)             \
+  X(CUDA_ERROR_INVALID_ADDRESS_SPACE, 717)          \
+  X(CUDA_ERROR_INVALID_PC, 718)                     \
+  X(CUDA_ERROR_LAUNCH_FAILED, 719)                  \
+  X(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, 803)         \
+  X(CUDA_ERROR_EXTERNAL_DEVICE, 911)
+
+// The errors after which cuda.h says "any further CUDA work will return the same error": the context is lost
+// (a sticky error) until cuDevicePrimaryCtxReset. cuda_runtime.c marks the device lost when a call returns one.
+#define JAXON_CUDA_CONTEXT_LOST_ERRORS(X) \
+  X(CUDA_ERROR_ECC_UNCORRECTABLE)         \
+  X(CUDA_ERROR_CONTAINED)                 \
+  X(CUDA_ERROR_ILLEGAL_ADDRESS)           \
+  X(CUDA_ERROR_LAUNCH_TIMEOUT)            \
+  X(CUDA_ERROR_ASSERT)                    \
+  X(CUDA_ERROR_HARDWARE_STACK_ERROR)      \
+  X(CUDA_ERROR_ILLEGAL_INSTRUCTION)       \
+  X(CUDA_ERROR_MISALIGNED_ADDRESS)        \
+  X(CUDA_ERROR_INVALID_ADDRESS_SPACE)     \
+  X(CUDA_ERROR_INVALID_PC)                \
+  X(CUDA_ERROR_LAUNCH_FAILED)             \
+  X(CUDA_ERROR_EXTERNAL_DEVICE)
 
 #define JAXON_CU_DEVICE_ATTRIBUTE_VALUES(X)                  \
   X(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1)            \
@@ -55,9 +87,11 @@ typedef struct _nvrtcProgram *nvrtcProgram;
   X(CU_FUNC_ATTRIBUTE_NUM_REGS, 4)                         \
   X(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 8)
 
-#define JAXON_CU_STREAM_CAPTURE_MODE_VALUES(X) \
-  X(CU_STREAM_CAPTURE_MODE_GLOBAL, 0)          \
-  X(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, 1)
+#define JAXON_CU_MEMORYTYPE_VALUES(X) \
+  X(CU_MEMORYTYPE_HOST, 1)            \
+  X(CU_MEMORYTYPE_DEVICE, 2)          \
+  X(CU_MEMORYTYPE_ARRAY, 3)           \
+  X(CU_MEMORYTYPE_UNIFIED, 4)
 
 // Flags passed as unsigned int; cuda.h has them as enums or #defines.
 #define JAXON_CU_FLAG_VALUES(X)        \
@@ -75,15 +109,70 @@ typedef struct _nvrtcProgram *nvrtcProgram;
   X(NVRTC_ERROR_INVALID_OPTION, 5)            \
   X(NVRTC_ERROR_COMPILATION, 6)
 
+// type, name: the fields of the graph node parameter structs jaxon fills, in cuda.h's order (CUDA 12+ layouts:
+// CUDA_KERNEL_NODE_PARAMS is _v2, with kern and ctx). cuda_api_check.c compares offsets and sizes with cuda.h.
+#define JAXON_CUDA_KERNEL_NODE_PARAMS_FIELDS(X) \
+  X(CUfunction, func)                           \
+  X(unsigned int, gridDimX)                     \
+  X(unsigned int, gridDimY)                     \
+  X(unsigned int, gridDimZ)                     \
+  X(unsigned int, blockDimX)                    \
+  X(unsigned int, blockDimY)                    \
+  X(unsigned int, blockDimZ)                    \
+  X(unsigned int, sharedMemBytes)               \
+  X(void **, kernelParams)                      \
+  X(void **, extra)                             \
+  X(CUkernel, kern)                             \
+  X(CUcontext, ctx)
+
+#define JAXON_CUDA_MEMSET_NODE_PARAMS_FIELDS(X) \
+  X(CUdeviceptr, dst)                           \
+  X(size_t, pitch)                              \
+  X(unsigned int, value)                        \
+  X(unsigned int, elementSize)                  \
+  X(size_t, width)                              \
+  X(size_t, height)
+
+#define JAXON_CUDA_MEMCPY3D_FIELDS(X) \
+  X(size_t, srcXInBytes)              \
+  X(size_t, srcY)                     \
+  X(size_t, srcZ)                     \
+  X(size_t, srcLOD)                   \
+  X(CUmemorytype, srcMemoryType)      \
+  X(const void *, srcHost)            \
+  X(CUdeviceptr, srcDevice)           \
+  X(CUarray, srcArray)                \
+  X(void *, reserved0)                \
+  X(size_t, srcPitch)                 \
+  X(size_t, srcHeight)                \
+  X(size_t, dstXInBytes)              \
+  X(size_t, dstY)                     \
+  X(size_t, dstZ)                     \
+  X(size_t, dstLOD)                   \
+  X(CUmemorytype, dstMemoryType)      \
+  X(void *, dstHost)                  \
+  X(CUdeviceptr, dstDevice)           \
+  X(CUarray, dstArray)                \
+  X(void *, reserved1)                \
+  X(size_t, dstPitch)                 \
+  X(size_t, dstHeight)                \
+  X(size_t, WidthInBytes)             \
+  X(size_t, Height)                   \
+  X(size_t, Depth)
+
+#define JAXON_FIELD(type, name) type name;
 #ifndef JAXON_CUDA_API_USE_TOOLKIT_TYPES
 #define JAXON_ENUMERATOR(name, value) name = value,
 typedef enum cudaError_enum { JAXON_CURESULT_VALUES(JAXON_ENUMERATOR) } CUresult;
 typedef enum CUdevice_attribute_enum { JAXON_CU_DEVICE_ATTRIBUTE_VALUES(JAXON_ENUMERATOR) } CUdevice_attribute;
 typedef enum CUfunction_attribute_enum { JAXON_CU_FUNCTION_ATTRIBUTE_VALUES(JAXON_ENUMERATOR) } CUfunction_attribute;
-typedef enum CUstreamCaptureMode_enum { JAXON_CU_STREAM_CAPTURE_MODE_VALUES(JAXON_ENUMERATOR) } CUstreamCaptureMode;
+typedef enum CUmemorytype_enum { JAXON_CU_MEMORYTYPE_VALUES(JAXON_ENUMERATOR) } CUmemorytype;
 enum { JAXON_CU_FLAG_VALUES(JAXON_ENUMERATOR) };
 typedef enum { JAXON_NVRTC_RESULT_VALUES(JAXON_ENUMERATOR) } nvrtcResult;
 #undef JAXON_ENUMERATOR
+typedef struct { JAXON_CUDA_KERNEL_NODE_PARAMS_FIELDS(JAXON_FIELD) } CUDA_KERNEL_NODE_PARAMS;
+typedef struct { JAXON_CUDA_MEMSET_NODE_PARAMS_FIELDS(JAXON_FIELD) } CUDA_MEMSET_NODE_PARAMS;
+typedef struct { JAXON_CUDA_MEMCPY3D_FIELDS(JAXON_FIELD) } CUDA_MEMCPY3D;
 #endif
 
 // return type, exact exported symbol, parameters. The loader refuses a
@@ -130,20 +219,43 @@ typedef enum { JAXON_NVRTC_RESULT_VALUES(JAXON_ENUMERATOR) } nvrtcResult;
                                void **kernelParams, void **extra))                                       \
   X(CUresult, cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *userData))
 
-// Entry points jaxon does not need to run (timing, unloading): resolved when the driver has them, NULL otherwise.
+// Entry points jaxon does not need to run (timing, unloading, recovering a lost context, stream status):
+// resolved when the driver has them, NULL otherwise.
 #define JAXON_CUDA_OPTIONAL_FUNCTIONS(X)                                                                 \
   X(CUresult, cuEventElapsedTime, (float *pMilliseconds, CUevent hStart, CUevent hEnd))                  \
-  X(CUresult, cuModuleUnload, (CUmodule hmod))
+  X(CUresult, cuModuleUnload, (CUmodule hmod))                                                           \
+  X(CUresult, cuDevicePrimaryCtxReset_v2, (CUdevice dev))                                                \
+  X(CUresult, cuDevicePrimaryCtxRelease_v2, (CUdevice dev))                                              \
+  X(CUresult, cuStreamQuery, (CUstream hStream))
 
-// CUDA graphs (driver 11.4+) are an optimization: without them programs replay op by op.
+// CUDA graphs, built node by node from a program's ops (CUDA 12+: the _v2 kernel node): an optimization, so
+// without them programs replay op by op.
 #define JAXON_CUDA_GRAPH_FUNCTIONS(X)                                                                    \
-  X(CUresult, cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode))                     \
-  X(CUresult, cuStreamEndCapture, (CUstream hStream, CUgraph *phGraph))                                  \
+  X(CUresult, cuGraphCreate, (CUgraph *phGraph, unsigned int flags))                                     \
+  X(CUresult, cuGraphAddKernelNode_v2, (CUgraphNode *phGraphNode, CUgraph hGraph,                        \
+                                        const CUgraphNode *dependencies, size_t numDependencies,         \
+                                        const CUDA_KERNEL_NODE_PARAMS *nodeParams))                      \
+  X(CUresult, cuGraphAddMemcpyNode, (CUgraphNode *phGraphNode, CUgraph hGraph,                           \
+                                     const CUgraphNode *dependencies, size_t numDependencies,            \
+                                     const CUDA_MEMCPY3D *copyParams, CUcontext ctx))                    \
+  X(CUresult, cuGraphAddMemsetNode, (CUgraphNode *phGraphNode, CUgraph hGraph,                           \
+                                     const CUgraphNode *dependencies, size_t numDependencies,            \
+                                     const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx))        \
   X(CUresult, cuGraphInstantiateWithFlags, (CUgraphExec *phGraphExec, CUgraph hGraph,                    \
                                             unsigned long long flags))                                   \
   X(CUresult, cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream))                                 \
   X(CUresult, cuGraphExecDestroy, (CUgraphExec hGraphExec))                                              \
   X(CUresult, cuGraphDestroy, (CUgraph hGraph))
+
+// Updating an instantiated graph's nodes in place (new pointers for a relaunch): without them a graph whose
+// pointers change is built and instantiated again.
+#define JAXON_CUDA_GRAPH_UPDATE_FUNCTIONS(X)                                                             \
+  X(CUresult, cuGraphExecKernelNodeSetParams_v2, (CUgraphExec hGraphExec, CUgraphNode hNode,             \
+                                                  const CUDA_KERNEL_NODE_PARAMS *nodeParams))            \
+  X(CUresult, cuGraphExecMemcpyNodeSetParams, (CUgraphExec hGraphExec, CUgraphNode hNode,                \
+                                               const CUDA_MEMCPY3D *copyParams, CUcontext ctx))          \
+  X(CUresult, cuGraphExecMemsetNodeSetParams, (CUgraphExec hGraphExec, CUgraphNode hNode,                \
+                                               const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx))
 
 #define JAXON_NVRTC_FUNCTIONS(X)                                                                         \
   X(const char *, nvrtcGetErrorString, (nvrtcResult result))                                             \
@@ -166,6 +278,7 @@ typedef enum { JAXON_NVRTC_RESULT_VALUES(JAXON_ENUMERATOR) } nvrtcResult;
 JAXON_CUDA_DRIVER_FUNCTIONS(JAXON_DECLARE_PFN)
 JAXON_CUDA_OPTIONAL_FUNCTIONS(JAXON_DECLARE_PFN)
 JAXON_CUDA_GRAPH_FUNCTIONS(JAXON_DECLARE_PFN)
+JAXON_CUDA_GRAPH_UPDATE_FUNCTIONS(JAXON_DECLARE_PFN)
 JAXON_NVRTC_FUNCTIONS(JAXON_DECLARE_PFN)
 #undef JAXON_DECLARE_PFN
 

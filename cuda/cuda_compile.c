@@ -3,8 +3,9 @@
 // thread, so many kernels compile in parallel (NVRTC is thread-safe across programs); the
 // result is CUBIN when the options name a real architecture (sm_90a) and PTX
 // for a virtual one (compute_90), which the driver then compiles at load.
-// Modules stay loaded for the life of the process, as the CPU backend's
-// kernel libraries do; kernel caches above them hold every function anyway.
+// Modules stay loaded for the life of their context (a reset drops them), as
+// the CPU backend's kernel libraries do; kernel caches above them hold every
+// function anyway.
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -33,9 +34,16 @@ typedef struct compile_job {
   struct compile_job *next; /* in the compile pool's queue */
 } compile_job;
 
+typedef struct jaxon_cuda_module {
+  jaxon_cuda_device *device;
+  CUmodule module;
+  uint32_t epoch; /* the device's epoch when it was loaded */
+} jaxon_cuda_module;
+
 typedef struct jaxon_cuda_function {
   jaxon_cuda_device *device;
   CUfunction function;
+  uint32_t epoch;
   char name[256];
   int num_regs, max_threads_per_block, dynamic_shared_limit, static_shared;
 } jaxon_cuda_function;
@@ -400,6 +408,10 @@ done:
   return result;
 }
 
+static void finalize_module(napi_env env, void *data, void *hint) {
+  free(data); // the module itself stays loaded (its functions may be in programs still)
+}
+
 // cudaModuleLoad(device, image, label) -> module (cuModuleLoadData: CUBIN as is, PTX compiled by the driver)
 static napi_value module_load(napi_env env, napi_callback_info info) {
   napi_value argv[3];
@@ -411,16 +423,22 @@ static napi_value module_load(napi_env env, napi_callback_info info) {
   jaxon_cuda_device *d = jaxon_get_device(env, argv[0], fn);
   if (!d || !jaxon_get_bytes(env, argv[1], fn, "image", &image, &length) || !jaxon_get_string(env, argv[2], fn, "label", &label))
     return NULL;
-  CUmodule module = NULL;
-  CUresult result = jaxon_cu->cuModuleLoadData(&module, image);
+  jaxon_cuda_module *m = calloc(1, sizeof *m);
+  if (!m) return free(label), NULL;
+  CUresult result = jaxon_cu->cuModuleLoadData(&m->module, image);
   if (result != CUDA_SUCCESS) {
     char call[400];
     snprintf(call, sizeof call, "cuModuleLoadData(%.300s, %zu bytes)", label, length);
     free(label);
+    free(m);
     return jaxon_cuda_throw(env, call, result), NULL;
   }
   free(label);
-  return jaxon_wrap_handle(env, JAXON_HANDLE_MODULE, module, NULL);
+  m->device = d;
+  m->epoch = d->epoch;
+  napi_value handle = jaxon_wrap_handle(env, JAXON_HANDLE_MODULE, m, finalize_module);
+  if (!handle) free(m);
+  return handle;
 }
 
 // cudaGetFunction(device, module, name) -> { handle, numRegs, maxThreadsPerBlock }
@@ -430,14 +448,21 @@ static napi_value get_function(napi_env env, napi_callback_info info) {
   char *name = NULL;
   if (!jaxon_args(env, info, fn, 3, 3, argv, NULL)) return NULL;
   jaxon_cuda_device *d = jaxon_get_device(env, argv[0], fn);
-  CUmodule module = d ? jaxon_unwrap_handle(env, argv[1], JAXON_HANDLE_MODULE, fn, "module") : NULL;
-  if (!module || !jaxon_get_string(env, argv[2], fn, "name", &name)) return NULL;
+  jaxon_cuda_module *m = d ? jaxon_unwrap_handle(env, argv[1], JAXON_HANDLE_MODULE, fn, "module") : NULL;
+  if (!m) return NULL;
+  if (m->device != d || m->epoch != d->epoch) {
+    if (m->device == d) return jaxon_throw_lost(env, d, fn, "module"), NULL;
+    napi_throw_error(env, NULL, "jaxon cuda: cudaGetFunction: the module was loaded on another device");
+    return NULL;
+  }
+  if (!jaxon_get_string(env, argv[2], fn, "name", &name)) return NULL;
   jaxon_cuda_function *f = calloc(1, sizeof *f);
   if (!f) return free(name), NULL;
   f->device = d;
+  f->epoch = d->epoch;
   snprintf(f->name, sizeof f->name, "%s", name);
   free(name);
-  CUresult status = jaxon_cu->cuModuleGetFunction(&f->function, module, f->name);
+  CUresult status = jaxon_cu->cuModuleGetFunction(&f->function, m->module, f->name);
   if (status == CUDA_SUCCESS)
     status = jaxon_cu->cuFuncGetAttribute(&f->num_regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f->function);
   if (status == CUDA_SUCCESS)
@@ -462,10 +487,19 @@ static napi_value get_function(napi_env env, napi_callback_info info) {
 }
 
 // Checks a launch's shape against the function and raises its shared-memory limit when needed.
+int jaxon_function_current(napi_env env, void *function, const char *fn) {
+  jaxon_cuda_function *f = function;
+  if (f->epoch == f->device->epoch) return 1;
+  char what[300];
+  snprintf(what, sizeof what, "kernel '%.250s'", f->name);
+  return jaxon_throw_lost(env, f->device, fn, what);
+}
+
 int jaxon_prepare_launch(napi_env env, void *function, const uint32_t grid[3], const uint32_t block[3],
                          uint32_t shared, const char *fn) {
   jaxon_cuda_function *f = function;
   char message[1200];
+  if (!jaxon_function_current(env, f, fn)) return 0;
   uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
   if (!grid[0] || !grid[1] || !grid[2] || !threads) {
     snprintf(message, sizeof message, "jaxon cuda: %s: kernel '%s': grid [%u,%u,%u] and block [%u,%u,%u] must be positive",

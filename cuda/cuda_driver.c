@@ -43,6 +43,7 @@ typedef struct {
 static const symbol_entry driver_symbols[] = {JAXON_CUDA_DRIVER_FUNCTIONS(JAXON_DRIVER_ENTRY)};
 static const symbol_entry optional_symbols[] = {JAXON_CUDA_OPTIONAL_FUNCTIONS(JAXON_DRIVER_ENTRY)};
 static const symbol_entry graph_symbols[] = {JAXON_CUDA_GRAPH_FUNCTIONS(JAXON_DRIVER_ENTRY)};
+static const symbol_entry graph_update_symbols[] = {JAXON_CUDA_GRAPH_UPDATE_FUNCTIONS(JAXON_DRIVER_ENTRY)};
 #undef JAXON_DRIVER_ENTRY
 #define JAXON_NVRTC_ENTRY(ret, name, params) {#name, offsetof(jaxon_nvrtc, name)},
 static const symbol_entry nvrtc_symbols[] = {JAXON_NVRTC_FUNCTIONS(JAXON_NVRTC_ENTRY)};
@@ -87,6 +88,7 @@ void jaxon_cuda_describe(CUresult result, char *out, size_t size) {
 int jaxon_cuda_throw(napi_env env, const char *call, CUresult result) {
   char description[512], message[1024];
   const char *name = NULL;
+  jaxon_note_result(env, result); // a lost context marks its device lost first
   jaxon_cuda_describe(result, description, sizeof description);
   snprintf(message, sizeof message, "jaxon cuda: %s failed: %s", call, description);
   if (!jaxon_cu || jaxon_cu->cuGetErrorName(result, &name) != CUDA_SUCCESS || !name) name = "CUDA_ERROR_UNKNOWN";
@@ -170,6 +172,9 @@ static void load_driver(void) {
   char graph_missing[512];
   driver_state.has_graphs = resolve(lib, &driver_state, graph_symbols, COUNT(graph_symbols), graph_missing,
                                     sizeof graph_missing) == 0;
+  driver_state.has_graph_updates = driver_state.has_graphs &&
+                                   resolve(lib, &driver_state, graph_update_symbols, COUNT(graph_update_symbols),
+                                           graph_missing, sizeof graph_missing) == 0;
   library_path(lib, "cuInit", label, driver_state.library, sizeof driver_state.library);
   const char *emulator = dlsym(lib, "jaxon_emulated_gpu");
   driver_state.emulated = emulator != NULL;
@@ -312,7 +317,8 @@ const jaxon_nvrtc *jaxon_nvrtc_load(const char **reason) {
 }
 
 // cudaProbe() -> { available, reason, library, driverVersion, deviceCount, nvrtcLibrary, nvrtcVersion,
-//                  nvrtcArchs, graphs }: whether jaxon can run on CUDA here, and why not in one line.
+//                  nvrtcArchs, graphs, graphUpdates, contextReset }: whether jaxon can run on CUDA here, and why
+//                  not in one line.
 static napi_value cuda_probe(napi_env env, napi_callback_info info) {
   const char *driver_why = NULL, *nvrtc_why = NULL;
   const jaxon_cuda_driver *cu = jaxon_cuda_driver_load(&driver_why);
@@ -346,6 +352,10 @@ static napi_value cuda_probe(napi_env env, napi_callback_info info) {
   JAXON_CHECK(env, napi_set_named_property(env, result, "nvrtcArchs", archs));
   JAXON_CHECK(env, napi_get_boolean(env, cu && cu->has_graphs, &value));
   JAXON_CHECK(env, napi_set_named_property(env, result, "graphs", value));
+  JAXON_CHECK(env, napi_get_boolean(env, cu && cu->has_graph_updates, &value));
+  JAXON_CHECK(env, napi_set_named_property(env, result, "graphUpdates", value));
+  JAXON_CHECK(env, napi_get_boolean(env, cu && cu->cuDevicePrimaryCtxReset_v2, &value));
+  JAXON_CHECK(env, napi_set_named_property(env, result, "contextReset", value));
   return result;
 }
 

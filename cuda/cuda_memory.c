@@ -16,15 +16,27 @@ static void *host_pointer(const jaxon_block *block) {
   return (void *)(uintptr_t)block->address;
 }
 
-jaxon_cuda_buffer *jaxon_get_buffer(napi_env env, napi_value value, const char *fn, const char *arg) {
+// A buffer whose memory went, or goes with the coming reset, with a lost context.
+static int buffer_dead(const jaxon_cuda_buffer *b) {
+  return b->epoch != b->device->epoch || b->device->lost;
+}
+
+// The handle's buffer unless it was freed (NULL with an Error naming fn and arg).
+static jaxon_cuda_buffer *unfreed_buffer(napi_env env, napi_value value, const char *fn, const char *arg) {
   jaxon_cuda_buffer *b = jaxon_unwrap_handle(env, value, JAXON_HANDLE_BUFFER, fn, arg);
-  if (!b) return NULL;
-  if (b->freed) {
+  if (b && b->freed) {
     char message[256];
     snprintf(message, sizeof message, "jaxon cuda: %s: %s was already freed", fn, arg);
     jaxon_throw(env, message);
     return NULL;
   }
+  return b;
+}
+
+jaxon_cuda_buffer *jaxon_get_buffer(napi_env env, napi_value value, const char *fn, const char *arg) {
+  jaxon_cuda_buffer *b = unfreed_buffer(env, value, fn, arg);
+  if (!b) return NULL;
+  if (b->epoch != b->device->epoch) return jaxon_throw_lost(env, b->device, fn, arg), NULL;
   return jaxon_use_device(env, b->device) ? b : NULL;
 }
 
@@ -97,6 +109,7 @@ jaxon_cuda_buffer *jaxon_buffer_alloc(napi_env env, jaxon_cuda_device *d, size_t
   b->address = b->block->address;
   b->ready_stream = -1; // nothing has written it yet
   b->alloc_stream = stream;
+  b->epoch = d->epoch;
   jaxon_report_external_memory(env, d, (int64_t)b->block->size);
   return b;
 }
@@ -114,6 +127,10 @@ static void release_memory(napi_env env, jaxon_cuda_buffer *b) {
 void jaxon_buffer_free(napi_env env, jaxon_cuda_buffer *b) {
   if (b->freed) return;
   b->freed = 1;
+  if (buffer_dead(b)) { // the reset frees the memory; a device block's bookkeeping goes with the allocator's
+    if (b->host) jaxon_block_discard(b->block);
+    return;
+  }
   // A pinned buffer being read in place is released by its last read.
   if (b->pending_reads > 0) b->release_deferred = 1;
   else release_memory(env, b);
@@ -122,7 +139,8 @@ void jaxon_buffer_free(napi_env env, jaxon_cuda_buffer *b) {
 static void finalize_buffer(napi_env env, void *data, void *hint) {
   jaxon_cuda_buffer *b = data;
   // A backstop for buffers JS forgot; skipped while the process exits.
-  if (!b->freed && !jaxon_cuda_shutting_down && jaxon_use_device_quietly(b->device)) jaxon_buffer_free(env, b);
+  if (!b->freed && !jaxon_cuda_shutting_down && (buffer_dead(b) || jaxon_use_device_quietly(b->device)))
+    jaxon_buffer_free(env, b);
   free(b);
 }
 
@@ -168,12 +186,13 @@ static napi_value cuda_alloc(napi_env env, napi_callback_info info) {
   return b ? jaxon_buffer_handle(env, b) : NULL;
 }
 
-// cudaFree(buffer): returns the memory to the cache now (stream-ordered: queued work still sees it)
+// cudaFree(buffer): returns the memory to the cache now (stream-ordered: queued work still sees it); a buffer of a
+// lost or reset context is only marked freed
 static napi_value cuda_free(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   if (!jaxon_args(env, info, "cudaFree", 1, 1, argv, NULL)) return NULL;
-  jaxon_cuda_buffer *b = jaxon_get_buffer(env, argv[0], "cudaFree", "buffer");
-  if (b) jaxon_buffer_free(env, b);
+  jaxon_cuda_buffer *b = unfreed_buffer(env, argv[0], "cudaFree", "buffer");
+  if (b && (buffer_dead(b) || jaxon_use_device(env, b->device))) jaxon_buffer_free(env, b);
   return NULL;
 }
 

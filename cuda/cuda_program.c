@@ -8,54 +8,18 @@
 // stream and joins them back at the end, so a run is ordered after earlier
 // compute work and later work sees all of its writes.
 //
-// With `graph: true` a run is captured as a CUDA graph and relaunched while
-// its pointers (slots and arena) stay the same; a capture failure turns the
-// graph off for that program and it replays op by op.
+// With `graph: true` a run becomes a CUDA graph (cuda_graph.c), built once
+// and relaunched; a run with other pointers (slots, arena) updates the
+// instantiated graph's nodes in place, or builds it again when the driver
+// refuses the update; a failure to build turns the graph off for that
+// program and it replays op by op. A device reset makes a program stale:
+// running it is a DEVICE_LOST error (its creator builds a new one).
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cuda_runtime.h"
-
-enum { OP_LAUNCH, OP_COPY, OP_MEMSET, OP_RECORD, OP_WAIT };
-
-typedef struct {
-  int32_t slot; /* -1: the arena */
-  uint64_t offset;
-} program_ref;
-
-typedef struct {
-  int kind, stream;
-  void *function;
-  uint32_t grid[3], block[3], shared;
-  uint32_t first_arg, num_args;
-  program_ref dst, src;
-  uint64_t bytes;
-  int value, event;
-} program_op;
-
-typedef struct {
-  jaxon_cuda_device *device;
-  program_op *ops;
-  uint32_t num_ops;
-  program_ref *args;
-  uint32_t num_slots;
-  uint64_t *slot_bytes;
-  unsigned *slot_streams; /* bit s: stream s touches the slot */
-  uint64_t arena_bytes;
-  unsigned used_streams;
-  CUevent *events;
-  uint32_t num_events;
-  CUevent fork, join[JAXON_STREAM_COUNT];
-  int graph_enabled;
-  CUgraph graph;
-  CUgraphExec exec;
-  uint64_t *graph_pointers; /* slots then arena, as captured */
-  char graph_off_reason[1024];
-  uint64_t runs, graph_launches, graph_captures;
-  CUevent *timing; /* timed runs (the profiler): 2 per op, then the base; created on first use */
-} jaxon_program;
+#include "cuda_program.h"
 
 /* A timed run's events: op i's start and end (launches, copies, memsets) and the base event everything is timed from. */
 typedef struct {
@@ -63,25 +27,27 @@ typedef struct {
 } program_timing;
 
 static void destroy_program(jaxon_program *p) {
-  if (!jaxon_cuda_shutting_down) {
+  // a reset destroyed the events and graphs of the context they were made in
+  if (!jaxon_cuda_shutting_down && p->epoch == p->device->epoch && !p->device->lost) {
     for (uint32_t i = 0; i < p->num_events; i++)
       if (p->events[i]) jaxon_cu->cuEventDestroy_v2(p->events[i]);
     if (p->fork) jaxon_cu->cuEventDestroy_v2(p->fork);
     for (int s = 0; s < JAXON_STREAM_COUNT; s++)
       if (p->join[s]) jaxon_cu->cuEventDestroy_v2(p->join[s]);
-    if (p->exec) jaxon_cu->cuGraphExecDestroy(p->exec);
-    if (p->graph) jaxon_cu->cuGraphDestroy(p->graph);
     if (p->timing)
       for (uint32_t i = 0; i <= 2 * p->num_ops; i++)
         if (p->timing[i]) jaxon_cu->cuEventDestroy_v2(p->timing[i]);
   }
+  jaxon_graph_destroy(p);
   free(p->timing);
   free(p->ops);
   free(p->args);
   free(p->slot_bytes);
   free(p->slot_streams);
   free(p->events);
+  free(p->nodes);
   free(p->graph_pointers);
+  free(p->graph_slot_host);
   free(p);
 }
 
@@ -248,6 +214,7 @@ static napi_value program_create(napi_env env, napi_callback_info info) {
   jaxon_program *p = calloc(1, sizeof *p);
   if (!p) return NULL;
   p->device = d;
+  p->epoch = d->epoch;
   p->num_slots = num_slots;
   p->arena_bytes = arena;
   p->num_events = (uint32_t)events;
@@ -255,8 +222,12 @@ static napi_value program_create(napi_env env, napi_callback_info info) {
   p->slot_streams = calloc(num_slots + 1, sizeof *p->slot_streams);
   p->ops = calloc(num_ops + 1, sizeof *p->ops);
   p->events = calloc(p->num_events + 1, sizeof *p->events);
+  p->nodes = calloc(num_ops + 1, sizeof *p->nodes);
   p->graph_pointers = calloc(num_slots + 1, sizeof *p->graph_pointers);
-  if (!p->slot_bytes || !p->slot_streams || !p->ops || !p->events || !p->graph_pointers) goto failed;
+  p->graph_slot_host = calloc(num_slots + 1, sizeof *p->graph_slot_host);
+  if (!p->slot_bytes || !p->slot_streams || !p->ops || !p->events || !p->nodes || !p->graph_pointers ||
+      !p->graph_slot_host)
+    goto failed;
   for (uint32_t i = 0; i < num_slots; i++) {
     napi_value element;
     if (napi_get_element(env, value, i, &element) != napi_ok ||
@@ -288,10 +259,6 @@ failed:
   return NULL;
 }
 
-static CUdeviceptr resolve(const program_ref *ref, CUdeviceptr const *bases) {
-  return bases[ref->slot + 1] + ref->offset;
-}
-
 // Queues every op; `bases[0]` is the arena, `bases[1 + i]` slot i. Returns a CUresult and the failing call.
 static CUresult replay(jaxon_program *p, const CUdeviceptr *bases, const int *slot_host, const program_timing *timing,
                        char *call, size_t call_size) {
@@ -311,7 +278,7 @@ static CUresult replay(jaxon_program *p, const CUdeviceptr *bases, const int *sl
       case OP_LAUNCH: {
         uint32_t n = o->num_args < 256 ? o->num_args : 256;
         for (uint32_t a = 0; a < n; a++) {
-          pointers[a] = resolve(&p->args[o->first_arg + a], bases);
+          pointers[a] = jaxon_program_resolve(&p->args[o->first_arg + a], bases);
           params[a] = &pointers[a];
         }
         snprintf(call, call_size, "cuLaunchKernel(%s) in ops[%u]", jaxon_function_name(o->function), i);
@@ -323,7 +290,7 @@ static CUresult replay(jaxon_program *p, const CUdeviceptr *bases, const int *sl
       case OP_COPY: {
         int src_host = o->src.slot >= 0 && slot_host[o->src.slot];
         int dst_host = o->dst.slot >= 0 && slot_host[o->dst.slot];
-        CUdeviceptr dst = resolve(&o->dst, bases), src = resolve(&o->src, bases);
+        CUdeviceptr dst = jaxon_program_resolve(&o->dst, bases), src = jaxon_program_resolve(&o->src, bases);
         snprintf(call, call_size, "copy of %llu bytes in ops[%u]", (unsigned long long)o->bytes, i);
         if (src_host && dst_host) result = CUDA_ERROR_INVALID_VALUE;
         else if (dst_host) result = jaxon_cu->cuMemcpyDtoHAsync_v2((void *)(uintptr_t)dst, src, o->bytes, stream);
@@ -333,7 +300,7 @@ static CUresult replay(jaxon_program *p, const CUdeviceptr *bases, const int *sl
       }
       case OP_MEMSET:
         snprintf(call, call_size, "cuMemsetD8Async in ops[%u]", i);
-        result = jaxon_cu->cuMemsetD8Async(resolve(&o->dst, bases), (unsigned char)o->value, o->bytes, stream);
+        result = jaxon_cu->cuMemsetD8Async(jaxon_program_resolve(&o->dst, bases), (unsigned char)o->value, o->bytes, stream);
         break;
       case OP_RECORD:
         snprintf(call, call_size, "cuEventRecord in ops[%u]", i);
@@ -390,40 +357,6 @@ static CUresult replay_all(jaxon_program *p, const CUdeviceptr *bases, const int
     result = join_streams(p);
   }
   return result;
-}
-
-// Captures the run into a graph and instantiates it; on failure turns graphs off for the program.
-static int capture(jaxon_program *p, const CUdeviceptr *bases, const int *slot_host) {
-  CUstream compute = p->device->streams[JAXON_STREAM_COMPUTE];
-  char call[300], description[512];
-  CUgraph graph = NULL;
-  CUgraphExec exec = NULL;
-  CUresult result = jaxon_cu->cuStreamBeginCapture_v2(compute, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
-  snprintf(call, sizeof call, "cuStreamBeginCapture_v2");
-  if (result == CUDA_SUCCESS) {
-    CUresult replayed = replay_all(p, bases, slot_host, NULL, call, sizeof call);
-    result = jaxon_cu->cuStreamEndCapture(compute, &graph);
-    if (replayed != CUDA_SUCCESS) result = replayed;
-    else snprintf(call, sizeof call, "cuStreamEndCapture");
-  }
-  if (result == CUDA_SUCCESS) {
-    snprintf(call, sizeof call, "cuGraphInstantiateWithFlags");
-    result = jaxon_cu->cuGraphInstantiateWithFlags(&exec, graph, 0);
-  }
-  if (result != CUDA_SUCCESS) {
-    if (graph) jaxon_cu->cuGraphDestroy(graph);
-    jaxon_cuda_describe(result, description, sizeof description);
-    snprintf(p->graph_off_reason, sizeof p->graph_off_reason, "%s failed: %s", call, description);
-    p->graph_enabled = 0;
-    return 0;
-  }
-  if (p->exec) jaxon_cu->cuGraphExecDestroy(p->exec);
-  if (p->graph) jaxon_cu->cuGraphDestroy(p->graph);
-  p->graph = graph;
-  p->exec = exec;
-  memcpy(p->graph_pointers, bases, (p->num_slots + 1) * sizeof *bases);
-  p->graph_captures++;
-  return 1;
 }
 
 // Creates a program's timing events (with timing enabled, unlike every other event of the runtime).
@@ -488,7 +421,9 @@ static napi_value run(napi_env env, napi_callback_info info, int timed) {
     has_offsets = type != napi_undefined;
   }
   jaxon_program *p = jaxon_unwrap_handle(env, argv[0], JAXON_HANDLE_PROGRAM, fn, "program");
-  if (!p || !jaxon_use_device(env, p->device) || (timed && !ensure_timing(env, p, fn))) return NULL;
+  if (!p || !jaxon_use_device(env, p->device)) return NULL;
+  if (p->epoch != p->device->epoch) return jaxon_throw_lost(env, p->device, fn, "program"), NULL;
+  if (timed && !ensure_timing(env, p, fn)) return NULL;
   if (napi_is_array(env, argv[1], &is_array) != napi_ok || !is_array || napi_get_array_length(env, argv[1], &count) != napi_ok ||
       count != p->num_slots) {
     char message[200];
@@ -543,8 +478,17 @@ static napi_value run(napi_env env, napi_callback_info info, int timed) {
   char call[300] = "";
   CUresult status = CUDA_SUCCESS;
   program_timing timing = {p->timing};
-  int reuse = !timed && p->graph_enabled && p->exec && !memcmp(p->graph_pointers, bases, (count + 1) * sizeof *bases);
-  if (!timed && p->graph_enabled && !reuse) reuse = capture(p, bases, slot_host);
+  int reuse = 0;
+  if (!timed && p->graph_enabled && p->exec) {
+    reuse = !memcmp(p->graph_pointers, bases, (count + 1) * sizeof *bases) &&
+            !memcmp(p->graph_slot_host, slot_host, count * sizeof *slot_host);
+    if (!reuse) reuse = jaxon_graph_update(p, bases, slot_host);
+  }
+  if (!timed && p->graph_enabled && !reuse && !p->device->lost) reuse = jaxon_graph_build(p, bases, slot_host);
+  if (p->device->lost) { // an update or build met the lost context
+    jaxon_throw_lost(env, p->device, NULL, NULL);
+    goto done;
+  }
   if (reuse) {
     snprintf(call, sizeof call, "cuGraphLaunch");
     status = jaxon_cu->cuGraphLaunch(p->exec, d->streams[JAXON_STREAM_COMPUTE]);
@@ -577,7 +521,8 @@ done:
 static napi_value program_run(napi_env env, napi_callback_info info) { return run(env, info, 0); }
 static napi_value program_run_timed(napi_env env, napi_callback_info info) { return run(env, info, 1); }
 
-// cudaProgramStats(program) -> { runs, graphLaunches, graphCaptures, graph, graphOffReason }
+// cudaProgramStats(program) -> { runs, graphLaunches, graphCaptures, graphUpdates, graph, graphOffReason }:
+// graphCaptures counts graphs built and instantiated, graphUpdates runs that updated the instantiated one
 static napi_value program_stats(napi_env env, napi_callback_info info) {
   napi_value argv[1], result, flag;
   if (!jaxon_args(env, info, "cudaProgramStats", 1, 1, argv, NULL)) return NULL;
@@ -587,6 +532,7 @@ static napi_value program_stats(napi_env env, napi_callback_info info) {
   jaxon_set_number(env, result, "runs", (double)p->runs);
   jaxon_set_number(env, result, "graphLaunches", (double)p->graph_launches);
   jaxon_set_number(env, result, "graphCaptures", (double)p->graph_captures);
+  jaxon_set_number(env, result, "graphUpdates", (double)p->graph_updates);
   JAXON_CHECK(env, napi_get_boolean(env, p->graph_enabled, &flag));
   JAXON_CHECK(env, napi_set_named_property(env, result, "graph", flag));
   jaxon_set_string(env, result, "graphOffReason", p->graph_off_reason);

@@ -1,8 +1,8 @@
 // CUDA devices in the addon: initialization (primary context, the compute and
 // two copy streams, the caching allocator over cuMemAlloc and the pinned-host
 // pool over cuMemHostAlloc), a pool of reusable events, memory statistics,
-// and completions: a host function queued on a stream posts to a threadsafe
-// function, whose JS-thread callback settles a Promise. See cuda_runtime.h.
+// and the reset that makes a lost device usable again (completions and
+// noticing a lost context are in cuda_completions.c). See cuda_runtime.h.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +20,7 @@ jaxon_cuda_device *jaxon_get_device(napi_env env, napi_value value, const char *
 }
 
 int jaxon_use_device(napi_env env, jaxon_cuda_device *d) {
+  if (d->lost) return jaxon_throw_lost(env, d, NULL, NULL);
   if (current_device == d) return 1;
   CUresult result = jaxon_cu->cuCtxSetCurrent(d->context);
   if (result != CUDA_SUCCESS) return jaxon_cuda_throw(env, "cuCtxSetCurrent", result);
@@ -27,7 +28,12 @@ int jaxon_use_device(napi_env env, jaxon_cuda_device *d) {
   return 1;
 }
 
+jaxon_cuda_device *jaxon_current_device(void) {
+  return current_device;
+}
+
 int jaxon_use_device_quietly(jaxon_cuda_device *d) {
+  if (d->lost) return 0;
   if (current_device == d) return 1;
   if (jaxon_cu->cuCtxSetCurrent(d->context) != CUDA_SUCCESS) return 0;
   current_device = d;
@@ -166,51 +172,6 @@ void jaxon_report_external_memory(napi_env env, jaxon_cuda_device *d, int64_t de
     d->v8_external_bytes = adjusted;
 }
 
-// ---- completions ----
-
-static void host_function(void *data) {
-  jaxon_completion *c = data;
-  // Runs on a driver thread: no CUDA calls here, only a post to the JS thread.
-  napi_call_threadsafe_function(c->device->completions, c, napi_tsfn_nonblocking);
-}
-
-static void finish_on_js_thread(napi_env env, napi_value js_callback, void *context, void *data) {
-  jaxon_completion *c = data;
-  if (!env || --c->remaining > 0) return; // env is NULL while the environment is torn down
-  jaxon_cuda_device *d = c->device;
-  jaxon_use_device_quietly(d); // no exception can be thrown from here
-  c->finish(env, c);
-  free(c);
-  if (--d->pending_completions == 0) napi_unref_threadsafe_function(env, d->completions);
-}
-
-int jaxon_complete_after(napi_env env, jaxon_completion *c, unsigned streams_mask) {
-  jaxon_cuda_device *d = c->device;
-  int count = 0, queued = 0;
-  for (int s = 0; s < JAXON_STREAM_COUNT; s++) count += (streams_mask >> s) & 1;
-  c->remaining = count;
-  // Keeps Node's event loop alive while a Promise waits on the GPU.
-  if (d->pending_completions++ == 0) napi_ref_threadsafe_function(env, d->completions);
-  for (int s = 0; s < JAXON_STREAM_COUNT; s++) {
-    if (!((streams_mask >> s) & 1)) continue;
-    CUresult result = jaxon_cu->cuLaunchHostFunc(d->streams[s], host_function, c);
-    if (result != CUDA_SUCCESS) {
-      // The caller throws instead of returning the Promise; the completion
-      // still finishes (freeing what it holds) once the queued ones arrive.
-      jaxon_cuda_throw(env, "cuLaunchHostFunc", result);
-      c->remaining -= count - queued;
-      if (c->remaining == 0) {
-        c->finish(env, c);
-        free(c);
-        if (--d->pending_completions == 0) napi_unref_threadsafe_function(env, d->completions);
-      }
-      return 0;
-    }
-    queued++;
-  }
-  return 1;
-}
-
 // ---- device handles ----
 
 static void finalize_device(napi_env env, void *data, void *hint) {
@@ -231,12 +192,38 @@ static int attribute(napi_env env, jaxon_cuda_device *d, CUdevice_attribute whic
   return 1;
 }
 
+// What a context holds for jaxon: the three streams, the caching allocator and the pinned-host pool, an empty
+// staging ring. Made when the device opens and again after each reset; 0 with a pending exception.
+static int start_context(napi_env env, jaxon_cuda_device *d) {
+  d->ring_fill = JAXON_RING_CHUNK_BYTES;
+  d->ring_next = JAXON_RING_CHUNKS - 1;
+  for (int s = 0; s < JAXON_STREAM_COUNT; s++) {
+    CUresult result = jaxon_cu->cuStreamCreate(&d->streams[s], CU_STREAM_NON_BLOCKING);
+    if (result != CUDA_SUCCESS) return jaxon_cuda_throw(env, "cuStreamCreate", result);
+  }
+  // The limit is what the device had free when jaxon started, as XLA's
+  // allocator does; cuMemAlloc failing first is handled the same way.
+  size_t free_bytes = 0, total_bytes = 0;
+  CUresult result = jaxon_cu->cuMemGetInfo_v2(&free_bytes, &total_bytes);
+  if (result != CUDA_SUCCESS) return jaxon_cuda_throw(env, "cuMemGetInfo_v2", result);
+  jaxon_alloc_vtable device_vt = {d, device_segment_alloc, device_segment_free, vt_event_record,
+                                  vt_event_query, vt_event_synchronize, vt_event_release};
+  jaxon_alloc_vtable host_vt = {d, host_segment_alloc, host_segment_free, vt_event_record,
+                                vt_event_query, vt_event_synchronize, vt_event_release};
+  jaxon_allocator_init(&d->allocator, &device_vt, free_bytes);
+  // Exact allocations for checkers: JAXON_CUDA_ALLOCATOR=exact, and the emulated GPU's address check
+  const char *mode = getenv("JAXON_CUDA_ALLOCATOR"), *check = getenv("JAXON_CUDA_EMULATOR_CHECK");
+  d->allocator.exact = (mode && !strcmp(mode, "exact")) || (jaxon_cu->emulated && check && !strcmp(check, "address"));
+  jaxon_host_pool_init(&d->host_pool, &host_vt, 0);
+  return 1;
+}
+
 static jaxon_cuda_device *open_device(napi_env env, int ordinal) {
   jaxon_cuda_device *d = calloc(1, sizeof *d);
   if (!d) return NULL;
   d->ordinal = ordinal;
-  d->ring_fill = JAXON_RING_CHUNK_BYTES;
-  d->ring_next = JAXON_RING_CHUNKS - 1;
+  d->epoch = 1;
+  d->env = env;
   CUresult result = jaxon_cu->cuDeviceGet(&d->device, ordinal);
   if (result != CUDA_SUCCESS) return jaxon_cuda_throw(env, "cuDeviceGet", result), free(d), NULL;
   jaxon_cu->cuDeviceGetName(d->name, sizeof d->name - 1, d->device);
@@ -257,36 +244,70 @@ static jaxon_cuda_device *open_device(napi_env env, int ordinal) {
     free(d);
     return NULL;
   }
-  if (!jaxon_use_device(env, d)) return free(d), NULL;
-  for (int s = 0; s < JAXON_STREAM_COUNT; s++) {
-    result = jaxon_cu->cuStreamCreate(&d->streams[s], CU_STREAM_NON_BLOCKING);
-    if (result != CUDA_SUCCESS) return jaxon_cuda_throw(env, "cuStreamCreate", result), free(d), NULL;
-  }
-  // The limit is what the device had free when jaxon started, as XLA's
-  // allocator does; cuMemAlloc failing first is handled the same way.
-  size_t free_bytes = 0, total_bytes = 0;
-  result = jaxon_cu->cuMemGetInfo_v2(&free_bytes, &total_bytes);
-  if (result != CUDA_SUCCESS) return jaxon_cuda_throw(env, "cuMemGetInfo_v2", result), free(d), NULL;
-  jaxon_alloc_vtable device_vt = {d, device_segment_alloc, device_segment_free, vt_event_record,
-                                  vt_event_query, vt_event_synchronize, vt_event_release};
-  jaxon_alloc_vtable host_vt = {d, host_segment_alloc, host_segment_free, vt_event_record,
-                                vt_event_query, vt_event_synchronize, vt_event_release};
-  jaxon_allocator_init(&d->allocator, &device_vt, free_bytes);
-  // Exact allocations for checkers: JAXON_CUDA_ALLOCATOR=exact, and the emulated GPU's address check
-  const char *mode = getenv("JAXON_CUDA_ALLOCATOR"), *check = getenv("JAXON_CUDA_EMULATOR_CHECK");
-  d->allocator.exact = (mode && !strcmp(mode, "exact")) || (jaxon_cu->emulated && check && !strcmp(check, "address"));
-  jaxon_host_pool_init(&d->host_pool, &host_vt, 0);
-  napi_value name;
-  napi_create_string_utf8(env, "jaxon cuda completions", NAPI_AUTO_LENGTH, &name);
-  napi_status status = napi_create_threadsafe_function(env, NULL, NULL, name, 0, 1, NULL, NULL, NULL,
-                                                       finish_on_js_thread, &d->completions);
-  if (status != napi_ok) {
-    jaxon_throw(env, "jaxon cuda: napi_create_threadsafe_function failed");
-    free(d);
-    return NULL;
-  }
-  napi_unref_threadsafe_function(env, d->completions);
+  if (!jaxon_use_device(env, d) || !start_context(env, d)) return free(d), NULL;
+  if (!jaxon_completions_init(env, d)) return free(d), NULL;
   return d;
+}
+
+// Forgets what the lost context held: its memory, events and streams are the driver's to destroy in the reset.
+static void forget_context(napi_env env, jaxon_cuda_device *d) {
+  jaxon_allocator_abandon(&d->allocator);
+  for (int i = 0; i < JAXON_RING_CHUNKS; i++) {
+    if (d->ring[i].block) jaxon_block_discard(d->ring[i].block);
+    memset(&d->ring[i], 0, sizeof d->ring[i]);
+  }
+  jaxon_host_pool_abandon(&d->host_pool);
+  free(d->free_events);
+  d->free_events = NULL;
+  d->num_free_events = d->cap_free_events = 0;
+  memset(d->streams, 0, sizeof d->streams);
+  jaxon_report_external_memory(env, d, -d->reported_external_bytes);
+}
+
+// Resets the primary context (cuDevicePrimaryCtxReset destroys its memory, streams, events and modules) and
+// starts a fresh one; the primary context stays retained once. 0 with a pending exception: the device stays lost.
+static int reset_device(napi_env env, jaxon_cuda_device *d) {
+  char call[64] = "cuDevicePrimaryCtxReset_v2";
+  if (!d->lost) d->lost_reason[0] = '\0'; // reset while it worked
+  d->lost = 1;
+  jaxon_reject_waiting(env, d, "DEVICE_LOST");
+  pthread_mutex_lock(&d->watch_lock); // the watcher must not poll streams that are being destroyed
+  forget_context(env, d);
+  d->epoch++;
+  d->resets++;
+  CUresult result = jaxon_cu->cuDevicePrimaryCtxReset_v2(d->device);
+  CUcontext context = NULL;
+  if (result == CUDA_SUCCESS) {
+    snprintf(call, sizeof call, "cuDevicePrimaryCtxRetain");
+    result = jaxon_cu->cuDevicePrimaryCtxRetain(&context, d->device);
+  }
+  if (result == CUDA_SUCCESS) {
+    if (jaxon_cu->cuDevicePrimaryCtxRelease_v2) jaxon_cu->cuDevicePrimaryCtxRelease_v2(d->device); // net: one retain
+    d->context = context;
+    current_device = NULL;
+    snprintf(call, sizeof call, "cuCtxSetCurrent");
+    result = jaxon_cu->cuCtxSetCurrent(context);
+    if (result == CUDA_SUCCESS) current_device = d;
+  }
+  d->watch_reported = 0;
+  pthread_mutex_unlock(&d->watch_lock);
+  if (result != CUDA_SUCCESS) {
+    char description[512], message[2000];
+    jaxon_cuda_describe(result, description, sizeof description);
+    snprintf(message, sizeof message, "jaxon cuda: cudaDeviceReset: device %d could not be reset (%s failed: %s) after %s; "
+             "restart the process to use it again", d->ordinal, call, description, d->lost_reason);
+    jaxon_throw_code(env, "DEVICE_LOST", message);
+    return 0;
+  }
+  d->lost = 0; // start_context calls the driver through the usual paths
+  pthread_mutex_lock(&d->watch_lock);
+  int started = start_context(env, d);
+  pthread_mutex_unlock(&d->watch_lock);
+  if (!started) {
+    d->lost = 1;
+    snprintf(d->lost_reason, sizeof d->lost_reason, "its context failed to start again after a reset");
+  }
+  return started;
 }
 
 static napi_value device_info(napi_env env, jaxon_cuda_device *d) {
@@ -424,7 +445,45 @@ static napi_value mem_get_info(napi_env env, napi_callback_info info) {
   return result;
 }
 
+// cudaDeviceReset(device) -> epoch: after a lost context (or while it works: what it held is gone either way),
+// resets the primary context and makes the device usable again. Waiting Promises reject; buffers, modules,
+// functions and programs made before are stale.
+static napi_value device_reset(napi_env env, napi_callback_info info) {
+  napi_value argv[1], result;
+  if (!jaxon_args(env, info, "cudaDeviceReset", 1, 1, argv, NULL)) return NULL;
+  jaxon_cuda_device *d = jaxon_unwrap_handle(env, argv[0], JAXON_HANDLE_DEVICE, "cudaDeviceReset", "device");
+  if (!d) return NULL;
+  if (!jaxon_cu->cuDevicePrimaryCtxReset_v2) {
+    char message[2600];
+    snprintf(message, sizeof message, "jaxon cuda: cudaDeviceReset: the CUDA driver %s has no cuDevicePrimaryCtxReset_v2, "
+             "so device %d cannot be reset%s%s; restart the process to use it again", jaxon_cu->library, d->ordinal,
+             d->lost ? " after " : "", d->lost ? d->lost_reason : "");
+    jaxon_throw_code(env, "DEVICE_LOST", message);
+    return NULL;
+  }
+  if (!reset_device(env, d)) return NULL;
+  JAXON_CHECK(env, napi_create_uint32(env, d->epoch, &result));
+  return result;
+}
+
+// cudaDeviceStatus(device) -> { lost, reason, epoch, resets }: never throws, whatever the device's state
+static napi_value device_status(napi_env env, napi_callback_info info) {
+  napi_value argv[1], result, flag;
+  if (!jaxon_args(env, info, "cudaDeviceStatus", 1, 1, argv, NULL)) return NULL;
+  jaxon_cuda_device *d = jaxon_unwrap_handle(env, argv[0], JAXON_HANDLE_DEVICE, "cudaDeviceStatus", "device");
+  if (!d) return NULL;
+  JAXON_CHECK(env, napi_create_object(env, &result));
+  JAXON_CHECK(env, napi_get_boolean(env, d->lost, &flag));
+  JAXON_CHECK(env, napi_set_named_property(env, result, "lost", flag));
+  jaxon_set_string(env, result, "reason", d->lost_reason);
+  jaxon_set_number(env, result, "epoch", d->epoch);
+  jaxon_set_number(env, result, "resets", (double)d->resets);
+  return result;
+}
+
 void jaxon_init_cuda_runtime(napi_env env, napi_value exports) {
+  jaxon_export(env, exports, "cudaDeviceReset", device_reset);
+  jaxon_export(env, exports, "cudaDeviceStatus", device_status);
   jaxon_export(env, exports, "cudaInit", cuda_init);
   jaxon_export(env, exports, "cudaMemoryStats", memory_stats);
   jaxon_export(env, exports, "cudaEmptyCache", empty_cache);

@@ -1,7 +1,9 @@
 // Internal declarations of the CUDA runtime of the addon, shared by
 // cuda_driver.c (loading libcuda and libnvrtc), cuda_runtime.c (devices,
-// streams, events, completions), cuda_memory.c (buffers and transfers),
-// cuda_compile.c (NVRTC, modules, launches) and cuda_program.c (launch lists).
+// streams, events, resets), cuda_completions.c (completions, a lost
+// context), cuda_memory.c (buffers and transfers), cuda_compile.c (NVRTC,
+// modules, launches), cuda_program.c (launch lists) and cuda_graph.c (their
+// CUDA graphs).
 //
 // Stream discipline: each device has a compute stream and two copy streams
 // (host-to-device, device-to-host). A buffer written on a copy stream carries
@@ -11,8 +13,21 @@
 // Completion of asynchronous work reaches JS through a host function queued on
 // the stream (cuLaunchHostFunc) that posts to a threadsafe function, so no
 // thread blocks, the JS thread least of all.
+//
+// A lost context: after a faulting or hanging kernel the driver fails every
+// call with a sticky error (CUDA_ERROR_LAUNCH_FAILED, _ILLEGAL_ADDRESS, ...,
+// JAXON_CUDA_CONTEXT_LOST_ERRORS) and calls no more host functions. The
+// first call that sees one marks the device lost: waiting completions are
+// rejected with the error (a watcher thread polls the streams while any
+// wait, so a loss nobody calls the driver about still settles them), and
+// every later use fails with DEVICE_LOST until cudaDeviceReset resets the
+// primary context and rebuilds the streams, the allocators and the staging
+// ring. The reset raises the device's epoch: buffers, modules, functions and
+// programs made before it are stale, and using one is a DEVICE_LOST error
+// (freeing one is allowed and does nothing more).
 #ifndef JAXON_CUDA_RUNTIME_H
 #define JAXON_CUDA_RUNTIME_H
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "cuda_alloc.h"
@@ -26,7 +41,9 @@ typedef struct jaxon_cuda_driver {
   JAXON_CUDA_DRIVER_FUNCTIONS(JAXON_MEMBER)
   JAXON_CUDA_OPTIONAL_FUNCTIONS(JAXON_MEMBER) /* NULL when the driver lacks them */
   JAXON_CUDA_GRAPH_FUNCTIONS(JAXON_MEMBER)
-  int has_graphs;
+  JAXON_CUDA_GRAPH_UPDATE_FUNCTIONS(JAXON_MEMBER)
+  int has_graphs;        /* every JAXON_CUDA_GRAPH_FUNCTIONS entry */
+  int has_graph_updates; /* graphs and every JAXON_CUDA_GRAPH_UPDATE_FUNCTIONS entry */
   int version;       /* cuDriverGetVersion: 12040 is CUDA 12.4 */
   int device_count;
   char library[1024]; /* the file it came from */
@@ -51,7 +68,8 @@ const jaxon_nvrtc *jaxon_nvrtc_load(const char **reason);
 extern const jaxon_cuda_driver *jaxon_cu;
 /* "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" */
 void jaxon_cuda_describe(CUresult result, char *out, size_t size);
-/* Throws "jaxon cuda: <call> failed: CUDA_ERROR_X (text)" with code CUDA_ERROR_X; returns 0. */
+/* Throws "jaxon cuda: <call> failed: CUDA_ERROR_X (text)" with code CUDA_ERROR_X (a context-lost error first marks
+   the current device lost); returns 0. */
 int jaxon_cuda_throw(napi_env env, const char *call, CUresult result);
 
 // ---- cuda_runtime.c ----
@@ -66,6 +84,8 @@ typedef struct jaxon_ring_chunk {
   CUevent event;      /* recorded after the copy that last read it */
   int in_flight;
 } jaxon_ring_chunk;
+
+typedef struct jaxon_completion jaxon_completion;
 
 typedef struct jaxon_cuda_device {
   int ordinal;
@@ -86,6 +106,17 @@ typedef struct jaxon_cuda_device {
   int pending_completions;
   int64_t reported_external_bytes; /* buffer bytes this device reported to V8 */
   int64_t v8_external_bytes;       /* V8's external memory total after the last report */
+  uint32_t epoch;                  /* raised by each reset: what was made before it is stale */
+  int lost;                        /* a call returned a context-lost error: unusable until cudaDeviceReset */
+  char lost_reason[1024];          /* "CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure: ...)" */
+  uint64_t resets;
+  napi_env env;                    /* the environment that opened it, where completions settle */
+  jaxon_completion *waiting;       /* completions whose host functions have not all arrived */
+  jaxon_completion *lost_signal;   /* what the watcher posts to the completions function when it sees a loss */
+  pthread_mutex_t watch_lock;      /* the watcher's view: the streams it polls, how many wait, what it saw */
+  pthread_cond_t watch_wake;
+  int watcher_started, watch_waiting, watch_reported;
+  CUresult watch_result;
 } jaxon_cuda_device;
 
 typedef struct jaxon_cuda_buffer {
@@ -98,18 +129,21 @@ typedef struct jaxon_cuda_buffer {
   int ready_stream;    /* stream of the last write */
   int alloc_stream;    /* the stream whose pool the block came from: its earlier work may still use the memory */
   int freed;
+  uint32_t epoch;      /* the device's epoch at allocation */
   int pending_reads;   /* reads of a pinned buffer in place that have not finished */
   int release_deferred; /* freed while reads were pending: released by the last one */
 } jaxon_cuda_buffer;
 
 /* Work finished on the JS thread once a stream reaches a host function. */
-typedef struct jaxon_completion jaxon_completion;
 typedef void (*jaxon_completion_fn)(napi_env env, jaxon_completion *c);
 struct jaxon_completion {
   jaxon_cuda_device *device;
   napi_deferred deferred;
   jaxon_completion_fn finish; /* resolves or rejects `deferred`, frees what it holds */
   int remaining;              /* host functions still to arrive */
+  int abandoned;              /* rejected when the device was lost; late host functions are ignored */
+  int unobserved;             /* its Promise never reached JS (queuing it failed): settles without rejecting */
+  jaxon_completion *prev, *next; /* in the device's waiting list */
   jaxon_block *host_block;    /* pinned memory to read back and return to the pool */
   jaxon_cuda_buffer *buffer; /* a pinned buffer read in place (kept alive by `keep`) */
   napi_ref keep;
@@ -118,22 +152,38 @@ struct jaxon_completion {
 
 extern int jaxon_cuda_shutting_down;
 jaxon_cuda_device *jaxon_get_device(napi_env env, napi_value value, const char *fn);
-/* Makes the device's context current on this thread; 0 with a pending exception on failure. */
+/* Makes the device's context current on this thread; 0 with a pending exception on failure (a lost device: DEVICE_LOST). */
 int jaxon_use_device(napi_env env, jaxon_cuda_device *d);
-/* The same without throwing, for finalizers and completions (0 on failure). */
+/* The same without throwing, for finalizers and completions (0 on failure, and for a lost device). */
 int jaxon_use_device_quietly(jaxon_cuda_device *d);
+/* The device whose context is current on this thread, or NULL. */
+jaxon_cuda_device *jaxon_current_device(void);
 uint64_t jaxon_stream_id(jaxon_cuda_device *d, int stream);
 /* An event from the device's pool, recorded on `stream`; NULL with a pending exception on failure. */
 CUevent jaxon_record_event(napi_env env, jaxon_cuda_device *d, int stream);
 void jaxon_release_event(jaxon_cuda_device *d, CUevent event);
-/* Queues a host function on each stream in `streams_mask`; `c->finish` runs on the JS thread after the last. */
-int jaxon_complete_after(napi_env env, jaxon_completion *c, unsigned streams_mask);
 void jaxon_report_external_memory(napi_env env, jaxon_cuda_device *d, int64_t delta);
 /* Throws a RESOURCE_EXHAUSTED or CUDA_ALLOCATOR error for a failed allocation; returns 0. */
 int jaxon_throw_alloc(napi_env env, const char *fn, int status, const char *err);
 
+// ---- cuda_completions.c ----
+
+/* The device's completions function and watcher state; 0 with a pending exception. */
+int jaxon_completions_init(napi_env env, jaxon_cuda_device *d);
+/* Queues a host function on each stream in `streams_mask`; `c->finish` runs on the JS thread after the last. */
+int jaxon_complete_after(napi_env env, jaxon_completion *c, unsigned streams_mask);
+/* Whether a result means the context is lost (JAXON_CUDA_CONTEXT_LOST_ERRORS). */
+int jaxon_context_lost(CUresult result);
+/* After a call on the current device returned `result`: a context-lost error marks the device lost. */
+void jaxon_note_result(napi_env env, CUresult result);
+/* Rejects every waiting completion (with `code`) for the device's loss or reset. */
+void jaxon_reject_waiting(napi_env env, jaxon_cuda_device *d, const char *code);
+/* Throws DEVICE_LOST: "jaxon cuda: <fn>: <what> ...", saying why the device was lost or that it was reset; returns 0. */
+int jaxon_throw_lost(napi_env env, jaxon_cuda_device *d, const char *fn, const char *what);
+
 // ---- cuda_memory.c ----
 
+/* A live buffer on a usable device (its context current); NULL with a pending exception (freed, stale, lost). */
 jaxon_cuda_buffer *jaxon_get_buffer(napi_env env, napi_value value, const char *fn, const char *arg);
 /* Makes `stream` wait for the buffer's last write and notes the use with the allocator. */
 int jaxon_buffer_use(napi_env env, jaxon_cuda_buffer *b, int stream);
@@ -150,6 +200,8 @@ void jaxon_buffer_free(napi_env env, jaxon_cuda_buffer *b);
 /* Checks grid/block/shared memory against a function (raising its dynamic shared limit when needed). */
 int jaxon_prepare_launch(napi_env env, void *function, const uint32_t grid[3], const uint32_t block[3],
                          uint32_t shared, const char *fn);
+/* 0 with DEVICE_LOST pending when the function was loaded before its device's last reset. */
+int jaxon_function_current(napi_env env, void *function, const char *fn);
 CUfunction jaxon_function_handle(void *function);
 const char *jaxon_function_name(void *function);
 jaxon_cuda_device *jaxon_function_device(void *function);

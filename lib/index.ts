@@ -21,7 +21,7 @@ export type { DType } from './core/dtype.js';
 export { promoteTypes, resultType } from './core/dtype.js';
 /** jax.config: `jax.config.update('jaxEnableX64', true)` (or JAX's 'jax_enable_x64'), `jax.config.jaxEnableX64`. */
 export { config } from './core/config.js';
-export { ValueError, ResourceExhaustedError, ConcretizationTypeError, TracerBoolConversionError, IndexError, UnexpectedTracerError } from './core/errors.js';
+export { ValueError, ResourceExhaustedError, DeviceLostError, ConcretizationTypeError, TracerBoolConversionError, IndexError, UnexpectedTracerError } from './core/errors.js';
 export { tidy, keep, liveArrayCount } from './core/memory.js';
 export { Device, devices, defaultBackend, environmentInfo } from './runtime/device.js';
 export { makeJaxpr } from './trace/jaxpr-trace.js';

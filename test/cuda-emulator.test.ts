@@ -5,8 +5,8 @@
 // right in one fiber order and wrong in another, which the schedule check
 // reports; the same kernel with its barrier passes; a kernel reading out of
 // bounds of its buffer faults with the kernel, block and thread named and
-// the error is sticky; a deadlocked block (a shuffle a lane never reaches)
-// fails instead of hanging.
+// the error is sticky until the device is reset; a deadlocked block (a
+// shuffle a lane never reaches) fails instead of hanging.
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
@@ -65,17 +65,20 @@ test('the schedule check reports a kernel missing a __syncthreads', (t) => {
   t.regex(out, /^ERROR .*CUDA_ERROR_LAUNCH_FAILED.*kernel 'jaxon_emu_reduce_racy': its result depends on the order the threads of a block run in \(a missing __syncthreads/);
 });
 
-test('an out-of-bounds read faults with the kernel, block and thread named, and the error is sticky', (t) => {
+test('an out-of-bounds read faults with the kernel, block and thread named, and the error is sticky until a reset', (t) => {
   const source = `
 extern "C" __global__ void jaxon_emu_wild(float *out, const float *in) {
   const float *far = in + (threadIdx.x == 3 && blockIdx.x == 2 ? (1ull << 40) : 0);
   out[blockIdx.x] = far[blockIdx.x * 256 + threadIdx.x];
 }`;
   const out = runKernel(source, 'jaxon_emu_wild', {}, `
-    try { device.backend.fromHost(new Uint8Array(4)); console.log('allocated after the fault'); } catch (e) { console.log('STICKY ' + e.message); }`);
-  const [first, second] = out.split('\n');
+    try { native().cudaFromHost(device.info.handle, new Uint8Array(4)); console.log('allocated after the fault'); } catch (e) { console.log('STICKY ' + e.message); }
+    const fresh = device.backend.fromHost(new Uint8Array([7])); // the backend's next use resets the device (cuda-recovery.test.ts)
+    console.log('after the reset ' + device.backend.toHostSync(fresh)[0]);`);
+  const [first, second, third] = out.split('\n');
   t.regex(first!, /^ERROR .*CUDA_ERROR_LAUNCH_FAILED \(unspecified launch failure: kernel 'jaxon_emu_wild': block \(2,0,0\), thread \(3,0,0\): illegal memory read at address 0x[0-9a-f]+ \(SIGSEGV\)\)/);
   t.regex(second!, /^STICKY .*CUDA_ERROR_LAUNCH_FAILED/);
+  t.is(third, 'after the reset 7');
 });
 
 test('a warp shuffle that a lane never reaches is a deadlock the launch reports, not a hang', (t) => {

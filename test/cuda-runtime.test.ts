@@ -656,7 +656,7 @@ test.serial('fake driver: a program replays copies, launches and event waits acr
     for (const s of slots) addon.cudaFree(s);
   }
   t.deepEqual(addon.cudaProgramStats(program), {
-    runs: 3, graphLaunches: 0, graphCaptures: 0, graph: false, graphOffReason: 'the driver lacks the graph API',
+    runs: 3, graphLaunches: 0, graphCaptures: 0, graphUpdates: 0, graph: false, graphOffReason: 'the driver lacks the graph API',
   });
 });
 
@@ -692,6 +692,19 @@ test.serial('fake driver: program specs and runs are validated', async (t) => {
   t.deepEqual([...out.subarray(128)], Array.from({ length: 128 }, (_, i) => i));
   addon.cudaFree(small);
   addon.cudaFree(ok);
+});
+
+test.serial('fake driver: without cuDevicePrimaryCtxReset a device cannot be reset, and says to restart', (t) => {
+  const d = fakeDevice();
+  t.like(addon.cudaProbe(), { contextReset: false, graphs: false, graphUpdates: false });
+  t.throws(() => addon.cudaDeviceReset(d.handle), {
+    code: 'DEVICE_LOST',
+    message: /^jaxon cuda: cudaDeviceReset: the CUDA driver .*libfakecuda\.so has no cuDevicePrimaryCtxReset_v2, so device 0 cannot be reset; restart the process to use it again$/,
+  });
+  t.deepEqual(addon.cudaDeviceStatus(d.handle), { lost: false, reason: '', epoch: 1, resets: 0 }); // refused before touching anything
+  const b = addon.cudaFromHost(d.handle, new Float32Array([1, 2]));
+  t.deepEqual(floats(addon.cudaToHostSync(b)), [1, 2]);
+  addon.cudaFree(b);
 });
 
 // ---- the NVRTC cache over the fake NVRTC ----

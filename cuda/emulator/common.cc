@@ -27,6 +27,7 @@ const ResultText results[] = {
     {100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
     {101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
     {200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
     {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {401, "CUDA_ERROR_ILLEGAL_STATE", "the operation cannot be performed in the present state"},
     {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},

@@ -4,46 +4,38 @@
 // capacity (JAXON_CUDA_EMULATOR_MEMORY) and out-of-memory errors; each
 // stream is a host thread running its queue in order, so copies, kernels,
 // event records and waits really are asynchronous and really are ordered;
-// copies from or to pageable host memory are synchronous, as on a GPU;
-// modules are shared objects built by the emulated NVRTC (nvrtc.cc) and
-// loaded from memory; launches are checked against the limits a GPU enforces
-// (block and grid sizes, __launch_bounds__, shared memory) and run on the
-// executor. A failed launch makes CUDA_ERROR_LAUNCH_FAILED sticky, with the
-// kernel, block, thread and cause in cuGetErrorString's text, until
-// cuDevicePrimaryCtxReset. Stream capture records what captured streams are
-// given and a graph launch replays it in capture order on one stream.
-#include <dlfcn.h>
-#include <fcntl.h>
+// copies from or to pageable host memory are synchronous, as on a GPU. A
+// failed launch makes CUDA_ERROR_LAUNCH_FAILED sticky, with the kernel,
+// block, thread and cause in cuGetErrorString's text: later work is skipped,
+// host functions are not called (as cuLaunchHostFunc documents), and every
+// call returns the error until cuDevicePrimaryCtxReset, which destroys the
+// context's memory, streams, events, modules and graphs (see driver.h).
+// Modules and launches are in module.cc, graphs in graph.cc.
+#include "driver.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
-#include <atomic>
-#include <condition_variable>
-#include <deque>
-#include <functional>
+#include <algorithm>
 #include <map>
 #include <set>
-#include <memory>
-#include <mutex>
-#include <string>
 #include <thread>
 #include <vector>
 #include "check.h"
-#include "emulator.h"
-#include "executor.h"
 
 using namespace jaxon_emu;
+
+namespace jaxon_emu {
+std::atomic<bool> initialized{false};
+}
 
 namespace {
 
 constexpr int kWarp = 32;
-constexpr int kSharedPerBlock = 48 * 1024;
-constexpr int kSharedOptIn = 232448;  // 227 KiB, as on an H100
 constexpr const char *kDeviceName = "jaxon emulated GPU (sm_90, runs on the host CPU)";
 
-std::atomic<bool> initialized{false};
+std::atomic<unsigned> generation{1};
+std::atomic<int> primary_retains{0};
 
 // ---- the sticky error ----
 
@@ -52,6 +44,10 @@ std::atomic<bool> initialized{false};
 std::mutex &sticky_lock = *new std::mutex();
 CUresult sticky = CUDA_SUCCESS;
 std::string &sticky_text = *new std::string();
+
+}  // namespace
+
+namespace jaxon_emu {
 
 CUresult sticky_error() {
   std::lock_guard<std::mutex> guard(sticky_lock);
@@ -66,14 +62,12 @@ void set_sticky(const std::string &why) {
   if (getenv("JAXON_CUDA_EMULATOR_VERBOSE")) fprintf(stderr, "jaxon cuda emulator: %s\n", sticky_text.c_str());
 }
 
-#define REQUIRE_INIT() \
-  do { if (!initialized) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
-#define REQUIRE_HEALTHY()                        \
-  do {                                           \
-    REQUIRE_INIT();                              \
-    CUresult sticky_now = sticky_error();        \
-    if (sticky_now != CUDA_SUCCESS) return sticky_now; \
-  } while (0)
+unsigned context_generation() { return generation.load(); }
+
+}  // namespace jaxon_emu
+
+
+namespace {
 
 // ---- memory ----
 
@@ -114,16 +108,15 @@ const Allocation *find_allocation(uintptr_t p, size_t n, uintptr_t *base) {
   return &it->second;
 }
 
-bool is_device_range(CUdeviceptr p, size_t n) {
+/** Frees every allocation (a context reset). */
+void free_all_memory() {
   std::lock_guard<std::mutex> guard(memory_lock);
-  const Allocation *a = find_allocation((uintptr_t)p, n, nullptr);
-  return a && !a->pinned;
-}
-
-bool is_pinned_range(const void *p, size_t n) {
-  std::lock_guard<std::mutex> guard(memory_lock);
-  const Allocation *a = find_allocation((uintptr_t)p, n, nullptr);
-  return a && a->pinned;
+  for (auto &[address, allocation] : allocations) {
+    if (allocation.pinned) free((void *)address);
+    else check_free((void *)address);
+  }
+  allocations.clear();
+  device_bytes = 0;
 }
 
 // ---- streams and events ----
@@ -138,7 +131,6 @@ struct EventState {
   unsigned long long floor = 0;          // every record up to this one has completed
   std::set<unsigned long long> done;     // completed records above the floor
   long long time_ns = 0;
-  CUgraph capture = nullptr;  // recorded in a stream capture: only captured streams may wait on it
 
   bool completed(unsigned long long target) const { return target <= floor || done.count(target) > 0; }
   void complete(unsigned long long target) {
@@ -147,76 +139,10 @@ struct EventState {
   }
 };
 
-}  // namespace
-
-struct CUevent_st {
-  std::shared_ptr<EventState> state = std::make_shared<EventState>();
-  unsigned flags = 0;
-};
-
-struct CUgraph_st {
-  std::vector<std::function<void()>> ops;
-};
-
-struct CUgraphExec_st {
-  std::vector<std::function<void()>> ops;
-};
-
-struct CUstream_st {
-  std::mutex lock;
-  std::condition_variable wake, idle;
-  std::deque<std::function<void()>> queue;
-  bool busy = false;
-  CUgraph capture = nullptr;
-  bool capture_origin = false;
-
-  CUstream_st() {
-    std::thread([this] { loop(); }).detach();  // streams live as long as the process, like the addon's
-  }
-
-  void loop() {
-    std::unique_lock<std::mutex> guard(lock);
-    for (;;) {
-      wake.wait(guard, [this] { return !queue.empty(); });
-      std::function<void()> op = std::move(queue.front());
-      queue.pop_front();
-      busy = true;
-      guard.unlock();
-      op();
-      guard.lock();
-      busy = false;
-      if (queue.empty()) idle.notify_all();
-    }
-  }
-
-  /** Queues `op`, or records it into the capture this stream takes part in. */
-  void push(std::function<void()> op) {
-    std::lock_guard<std::mutex> guard(lock);
-    if (capture) {
-      capture->ops.push_back(std::move(op));
-      return;
-    }
-    queue.push_back(std::move(op));
-    wake.notify_one();
-  }
-
-  void drain() {
-    std::unique_lock<std::mutex> guard(lock);
-    idle.wait(guard, [this] { return queue.empty() && !busy; });
-  }
-};
-
-namespace {
-
 long long now_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
-CUstream_st &stream_of(CUstream s) {
-  static CUstream_st *null_stream = new CUstream_st();
-  return s ? *s : *null_stream;
 }
 
 std::vector<CUstream_st *> &all_streams() {
@@ -225,31 +151,89 @@ std::vector<CUstream_st *> &all_streams() {
 }
 std::mutex &streams_lock = *new std::mutex();
 
-// ---- modules ----
-
-struct ModuleState {
-  void *handle = nullptr;
-  const jx_emu_module_desc *desc = nullptr;
-  unsigned static_shared = 0;
-  std::string path;
-  std::map<std::string, std::unique_ptr<CUfunc_st>> functions;
-  ~ModuleState() {
-    if (handle) dlclose(handle);
-  }
-};
-
 }  // namespace
 
-struct CUmod_st {
-  std::shared_ptr<ModuleState> state;
+struct CUevent_st {
+  std::shared_ptr<EventState> state = std::make_shared<EventState>();
+  unsigned flags = 0;
+  unsigned generation = context_generation();
 };
 
-struct CUfunc_st {
-  std::weak_ptr<ModuleState> module;
-  const jx_emu_kernel *kernel = nullptr;
-  unsigned static_shared = 0;
-  int max_dynamic_shared = 0;
-};
+CUstream_st::CUstream_st() {
+  // The thread ends once the stream is destroyed (or reset) and idle; the object stays, so its handle can be
+  // told stale.
+  std::thread([this] { loop(); }).detach();
+}
+
+void CUstream_st::loop() {
+  std::unique_lock<std::mutex> guard(lock);
+  for (;;) {
+    wake.wait(guard, [this] { return !queue.empty() || retired; });
+    if (queue.empty()) {
+      idle.notify_all();
+      return;
+    }
+    std::function<void()> op = std::move(queue.front());
+    queue.pop_front();
+    busy = true;
+    guard.unlock();
+    op();
+    guard.lock();
+    busy = false;
+    if (queue.empty()) idle.notify_all();
+  }
+}
+
+void CUstream_st::push(std::function<void()> op) {
+  std::lock_guard<std::mutex> guard(lock);
+  queue.push_back(std::move(op));
+  wake.notify_one();
+}
+
+void CUstream_st::drain() {
+  std::unique_lock<std::mutex> guard(lock);
+  idle.wait(guard, [this] { return queue.empty() && !busy; });
+}
+
+namespace jaxon_emu {
+
+CUstream_st &stream_of(CUstream s) {
+  static CUstream_st *null_stream = new CUstream_st();
+  return s ? *s : *null_stream;
+}
+
+bool stale(CUstream s) {
+  if (!s) return false;
+  std::lock_guard<std::mutex> guard(s->lock);
+  return s->retired || s->generation != context_generation();
+}
+
+bool is_device_range(CUdeviceptr p, size_t n) {
+  std::lock_guard<std::mutex> guard(memory_lock);
+  const Allocation *a = find_allocation((uintptr_t)p, n, nullptr);
+  return a && !a->pinned;
+}
+
+bool is_pinned_range(const void *p, size_t n) {
+  std::lock_guard<std::mutex> guard(memory_lock);
+  const Allocation *a = find_allocation((uintptr_t)p, n, nullptr);
+  return a && a->pinned;
+}
+
+/** JAXON_CUDA_EMULATOR_COPY_DELAY_US: each asynchronous copy waits this long first, so a missing wait on a copy shows. */
+static long copy_delay_us() {
+  static long delay = [] {
+    const char *value = getenv("JAXON_CUDA_EMULATOR_COPY_DELAY_US");
+    return value && *value ? strtol(value, nullptr, 10) : 0L;
+  }();
+  return delay;
+}
+
+void slow_copy() {
+  if (copy_delay_us() > 0) usleep((useconds_t)copy_delay_us());
+}
+
+}  // namespace jaxon_emu
 
 // ---- the API ----
 
@@ -264,8 +248,12 @@ static void drain_all_streams() {
   stream_of(nullptr).drain();
 }
 
-
-#define EXPORT extern "C" __attribute__((visibility("default")))
+/** Ends a stream: its thread finishes what is queued, then stops. */
+static void retire(CUstream_st *s) {
+  std::lock_guard<std::mutex> guard(s->lock);
+  s->retired = true;
+  s->wake.notify_all();
+}
 
 /**
  * Marks this library as jaxon's emulated GPU for the loader (cuda_driver.c). The version names the kernel
@@ -360,15 +348,27 @@ EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice device) {
   return CUDA_SUCCESS;
 }
 
+// The primary context: one handle for the life of the process; a reset empties it.
 static struct CUctx_st {
 } primary_context;
+
+CUcontext jaxon_emu::primary_context_handle() { return &primary_context; }
 
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice device) {
   REQUIRE_INIT();
   if (!context) return CUDA_ERROR_INVALID_VALUE;
   if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  primary_retains++;
   *context = &primary_context;
   return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice device) {
+  REQUIRE_INIT();
+  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  int retains = primary_retains.load();
+  while (retains > 0 && !primary_retains.compare_exchange_weak(retains, retains - 1)) {}
+  return retains > 0 ? CUDA_SUCCESS : (CUresult)JX_CUDA_ERROR_INVALID_CONTEXT;
 }
 
 EXPORT CUresult cuCtxSetCurrent(CUcontext context) {
@@ -384,13 +384,22 @@ EXPORT CUresult cuCtxSynchronize() {
 }
 
 /**
- * Clears the sticky error once every stream is idle. Unlike a real reset,
- * memory, modules and streams survive (jaxon's runtime keeps its handles).
+ * Destroys everything the primary context holds, as on a GPU: waits for the streams (a hanging kernel ends
+ * by the watchdog), frees all device and pinned memory, makes every stream, event, module, function and graph
+ * made so far an invalid handle, and clears the sticky error. The context handle and its retains stay.
  */
 EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice device) {
   REQUIRE_INIT();
   if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
-  cuCtxSynchronize();
+  drain_all_streams();
+  std::vector<CUstream_st *> streams;
+  {
+    std::lock_guard<std::mutex> guard(streams_lock);
+    streams.swap(all_streams());
+  }
+  for (CUstream_st *s : streams) retire(s);
+  generation++;
+  free_all_memory();
   std::lock_guard<std::mutex> guard(sticky_lock);
   sticky = CUDA_SUCCESS;
   return CUDA_SUCCESS;
@@ -453,19 +462,6 @@ EXPORT CUresult cuMemFreeHost(void *pointer) {
   return CUDA_SUCCESS;
 }
 
-/** JAXON_CUDA_EMULATOR_COPY_DELAY_US: each asynchronous copy waits this long first, so a missing wait on a copy shows. */
-static long copy_delay_us() {
-  static long delay = [] {
-    const char *value = getenv("JAXON_CUDA_EMULATOR_COPY_DELAY_US");
-    return value && *value ? strtol(value, nullptr, 10) : 0L;
-  }();
-  return delay;
-}
-
-static void slow_copy() {
-  if (copy_delay_us() > 0) usleep((useconds_t)copy_delay_us());
-}
-
 // A copy between host and device: asynchronous from pinned memory, synchronous (after the stream's earlier work) otherwise.
 static CUresult host_copy(void *dst, const void *src, size_t bytes, CUstream stream, const void *host) {
   if (bytes == 0) return CUDA_SUCCESS;
@@ -477,7 +473,6 @@ static CUresult host_copy(void *dst, const void *src, size_t bytes, CUstream str
     });
     return CUDA_SUCCESS;
   }
-  if (s.capture) return (CUresult)JX_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   s.drain();
   CUresult now = sticky_error();
   if (now != CUDA_SUCCESS) return now;
@@ -487,18 +482,21 @@ static CUresult host_copy(void *dst, const void *src, size_t bytes, CUstream str
 
 EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream) {
   REQUIRE_HEALTHY();
+  REQUIRE_STREAM(stream);
   if (!src || !is_device_range(dst, bytes)) return CUDA_ERROR_INVALID_VALUE;
   return host_copy((void *)(uintptr_t)dst, src, bytes, stream, src);
 }
 
 EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes, CUstream stream) {
   REQUIRE_HEALTHY();
+  REQUIRE_STREAM(stream);
   if (!dst || !is_device_range(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
   return host_copy(dst, (const void *)(uintptr_t)src, bytes, stream, dst);
 }
 
 EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream) {
   REQUIRE_HEALTHY();
+  REQUIRE_STREAM(stream);
   if (bytes == 0) return CUDA_SUCCESS;
   if (!is_device_range(dst, bytes) || !is_device_range(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
   stream_of(stream).push([=] {
@@ -510,6 +508,7 @@ EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t by
 
 EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t count, CUstream stream) {
   REQUIRE_HEALTHY();
+  REQUIRE_STREAM(stream);
   if (count == 0) return CUDA_SUCCESS;
   if (!is_device_range(dst, count)) return CUDA_ERROR_INVALID_VALUE;
   stream_of(stream).push([=] {
@@ -528,12 +527,34 @@ EXPORT CUresult cuStreamCreate(CUstream *stream, unsigned int flags) {
   return CUDA_SUCCESS;
 }
 
+/** Returns at once; the stream's queued work still runs, then its thread ends. */
+EXPORT CUresult cuStreamDestroy_v2(CUstream stream) {
+  REQUIRE_INIT();
+  if (!stream) return CUDA_ERROR_INVALID_VALUE;
+  REQUIRE_STREAM(stream);
+  {
+    std::lock_guard<std::mutex> guard(streams_lock);
+    auto &streams = all_streams();
+    streams.erase(std::remove(streams.begin(), streams.end(), stream), streams.end());
+  }
+  retire(stream);
+  return CUDA_SUCCESS;
+}
+
 EXPORT CUresult cuStreamSynchronize(CUstream stream) {
   REQUIRE_INIT();
-  CUstream_st &s = stream_of(stream);
-  if (s.capture) return (CUresult)JX_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-  s.drain();
+  REQUIRE_STREAM(stream);
+  stream_of(stream).drain();
   return sticky_error();
+}
+
+/** CUDA_SUCCESS once the stream is idle, CUDA_ERROR_NOT_READY while work is queued; the sticky error first. */
+EXPORT CUresult cuStreamQuery(CUstream stream) {
+  REQUIRE_HEALTHY();
+  REQUIRE_STREAM(stream);
+  CUstream_st &s = stream_of(stream);
+  std::lock_guard<std::mutex> guard(s.lock);
+  return s.queue.empty() && !s.busy ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 EXPORT CUresult cuEventCreate(CUevent *event, unsigned int flags) {
@@ -547,6 +568,7 @@ EXPORT CUresult cuEventCreate(CUevent *event, unsigned int flags) {
 EXPORT CUresult cuEventDestroy_v2(CUevent event) {
   REQUIRE_INIT();
   if (!event) return CUDA_ERROR_INVALID_VALUE;
+  REQUIRE_CURRENT(event);
   delete event;  // queued records and waits hold the state
   return CUDA_SUCCESS;
 }
@@ -554,23 +576,15 @@ EXPORT CUresult cuEventDestroy_v2(CUevent event) {
 EXPORT CUresult cuEventRecord(CUevent event, CUstream stream) {
   REQUIRE_HEALTHY();
   if (!event) return CUDA_ERROR_INVALID_VALUE;
-  CUstream_st &s = stream_of(stream);
+  REQUIRE_CURRENT(event);
+  REQUIRE_STREAM(stream);
   std::shared_ptr<EventState> e = event->state;
-  {
-    std::lock_guard<std::mutex> guard(s.lock);
-    if (s.capture) {  // a dependency inside the graph: replay runs in capture order, so nothing to do there
-      std::lock_guard<std::mutex> event_guard(e->lock);
-      e->capture = s.capture;
-      return CUDA_SUCCESS;
-    }
-  }
   unsigned long long target;
   {
     std::lock_guard<std::mutex> guard(e->lock);
     target = ++e->recorded;
-    e->capture = nullptr;
   }
-  s.push([e, target] {
+  stream_of(stream).push([e, target] {
     std::lock_guard<std::mutex> guard(e->lock);
     e->complete(target);
     e->time_ns = now_ns();
@@ -582,25 +596,16 @@ EXPORT CUresult cuEventRecord(CUevent event, CUstream stream) {
 EXPORT CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags) {
   REQUIRE_HEALTHY();
   if (!event) return CUDA_ERROR_INVALID_VALUE;
-  CUstream_st &s = stream_of(stream);
+  REQUIRE_CURRENT(event);
+  REQUIRE_STREAM(stream);
   std::shared_ptr<EventState> e = event->state;
   unsigned long long target;
-  CUgraph capture;
   {
     std::lock_guard<std::mutex> guard(e->lock);
     target = e->recorded;
-    capture = e->capture;
-  }
-  {
-    std::lock_guard<std::mutex> guard(s.lock);
-    if (capture) {  // the stream joins the capture the event was recorded in
-      if (s.capture && s.capture != capture) return (CUresult)JX_CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
-      s.capture = capture;
-      return CUDA_SUCCESS;
-    }
   }
   if (target == 0) return CUDA_SUCCESS;
-  s.push([e, target] {
+  stream_of(stream).push([e, target] {
     std::unique_lock<std::mutex> guard(e->lock);
     e->changed.wait(guard, [&] { return e->completed(target); });
   });
@@ -610,6 +615,7 @@ EXPORT CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int f
 EXPORT CUresult cuEventQuery(CUevent event) {
   REQUIRE_HEALTHY();
   if (!event) return CUDA_ERROR_INVALID_VALUE;
+  REQUIRE_CURRENT(event);
   std::lock_guard<std::mutex> guard(event->state->lock);
   return event->state->completed(event->state->recorded) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
@@ -617,6 +623,7 @@ EXPORT CUresult cuEventQuery(CUevent event) {
 EXPORT CUresult cuEventSynchronize(CUevent event) {
   REQUIRE_INIT();
   if (!event) return CUDA_ERROR_INVALID_VALUE;
+  REQUIRE_CURRENT(event);
   std::shared_ptr<EventState> e = event->state;
   std::unique_lock<std::mutex> guard(e->lock);
   unsigned long long target = e->recorded;
@@ -627,6 +634,8 @@ EXPORT CUresult cuEventSynchronize(CUevent event) {
 EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
   REQUIRE_HEALTHY();
   if (!ms || !start || !end) return CUDA_ERROR_INVALID_VALUE;
+  REQUIRE_CURRENT(start);
+  REQUIRE_CURRENT(end);
   if ((start->flags | end->flags) & CU_EVENT_DISABLE_TIMING) return (CUresult)JX_CUDA_ERROR_INVALID_HANDLE;
   std::lock_guard<std::mutex> a(start->state->lock);
   if (!start->state->completed(start->state->recorded) || start->state->recorded == 0) return CUDA_ERROR_NOT_READY;
@@ -634,196 +643,5 @@ EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
   std::lock_guard<std::mutex> b(end->state->lock);
   if (!end->state->completed(end->state->recorded) || end->state->recorded == 0) return CUDA_ERROR_NOT_READY;
   *ms = (float)((end->state->time_ns - t0) / 1e6);
-  return CUDA_SUCCESS;
-}
-
-EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image) {
-  REQUIRE_HEALTHY();
-  if (!module || !image) return CUDA_ERROR_INVALID_VALUE;
-  const unsigned char *bytes = static_cast<const unsigned char *>(image);
-  if (memcmp(bytes, JX_EMU_IMAGE_MAGIC, 8) != 0) return (CUresult)JX_CUDA_ERROR_INVALID_IMAGE;
-  unsigned long long size;
-  memcpy(&size, bytes + 8, sizeof size);
-  const unsigned char *object = bytes + 16;
-  auto state = std::make_shared<ModuleState>();
-  std::string error;
-  state->handle = load_shared_object(object, (size_t)size, &error);
-  if (!state->handle) {
-    if (getenv("JAXON_CUDA_EMULATOR_VERBOSE")) fprintf(stderr, "jaxon cuda emulator: cuModuleLoadData: %s\n", error.c_str());
-    return (CUresult)JX_CUDA_ERROR_INVALID_IMAGE;
-  }
-  auto desc = static_cast<const jx_emu_module_desc *>(dlsym(state->handle, "jx_emu_module"));
-  auto init = reinterpret_cast<void (*)(const jx_emu_api *)>(dlsym(state->handle, "jx_emu_module_init"));
-  if (!desc || !init || desc->version != JX_EMU_ABI_VERSION) return (CUresult)JX_CUDA_ERROR_INVALID_IMAGE;
-  init(executor_api());
-  state->desc = desc;
-  state->static_shared = (unsigned)static_shared_bytes(object, (size_t)size);
-  *module = new CUmod_st{state};
-  return CUDA_SUCCESS;
-}
-
-EXPORT CUresult cuModuleUnload(CUmodule module) {
-  REQUIRE_INIT();
-  if (!module) return CUDA_ERROR_INVALID_VALUE;
-  delete module;  // queued launches keep the shared object loaded
-  return CUDA_SUCCESS;
-}
-
-EXPORT CUresult cuModuleGetFunction(CUfunction *function, CUmodule module, const char *name) {
-  REQUIRE_HEALTHY();
-  if (!function || !module || !name) return CUDA_ERROR_INVALID_VALUE;
-  ModuleState &m = *module->state;
-  auto known = m.functions.find(name);
-  if (known != m.functions.end()) {
-    *function = known->second.get();
-    return CUDA_SUCCESS;
-  }
-  for (int i = 0; i < m.desc->num_kernels; i++) {
-    if (strcmp(m.desc->kernels[i].name, name) != 0) continue;
-    auto f = std::make_unique<CUfunc_st>();
-    f->module = module->state;
-    f->kernel = &m.desc->kernels[i];
-    f->static_shared = m.static_shared;
-    f->max_dynamic_shared = kSharedPerBlock - (int)m.static_shared;
-    *function = f.get();
-    m.functions[name] = std::move(f);
-    return CUDA_SUCCESS;
-  }
-  return CUDA_ERROR_NOT_FOUND;
-}
-
-EXPORT CUresult cuFuncGetAttribute(int *value, CUfunction_attribute attribute, CUfunction function) {
-  REQUIRE_INIT();
-  if (!value || !function) return CUDA_ERROR_INVALID_VALUE;
-  switch ((int)attribute) {
-    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = function->kernel->max_threads ? function->kernel->max_threads : 1024; break;
-    case JX_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *value = (int)function->static_shared; break;
-    case CU_FUNC_ATTRIBUTE_NUM_REGS: *value = 32; break;
-    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *value = function->max_dynamic_shared; break;
-    default: return CUDA_ERROR_INVALID_VALUE;
-  }
-  return CUDA_SUCCESS;
-}
-
-EXPORT CUresult cuFuncSetAttribute(CUfunction function, CUfunction_attribute attribute, int value) {
-  REQUIRE_INIT();
-  if (!function) return CUDA_ERROR_INVALID_VALUE;
-  if ((int)attribute != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) return CUDA_ERROR_INVALID_VALUE;
-  if (value < 0 || value + (int)function->static_shared > kSharedOptIn) return CUDA_ERROR_INVALID_VALUE;
-  function->max_dynamic_shared = value;
-  return CUDA_SUCCESS;
-}
-
-EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                               unsigned shared, CUstream stream, void **params, void **extra) {
-  REQUIRE_HEALTHY();
-  if (!f || extra) return CUDA_ERROR_INVALID_VALUE;
-  std::shared_ptr<ModuleState> module = f->module.lock();
-  if (!module) return (CUresult)JX_CUDA_ERROR_INVALID_HANDLE;
-  unsigned long long threads = (unsigned long long)bx * by * bz;
-  if (!gx || !gy || !gz || !bx || !by || !bz || bx > 1024 || by > 1024 || bz > 64 || threads > 1024 || gx > 2147483647u ||
-      gy > 65535 || gz > 65535)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (f->kernel->max_threads && threads > (unsigned long long)f->kernel->max_threads) return (CUresult)JX_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
-  if ((int)shared > f->max_dynamic_shared) return CUDA_ERROR_INVALID_VALUE;
-  if (f->kernel->num_params > 0 && !params) return CUDA_ERROR_INVALID_VALUE;
-  auto launch = std::make_shared<Launch>();
-  launch->kernel = f->kernel;
-  launch->grid = {gx, gy, gz};
-  launch->block = {bx, by, bz};
-  launch->dynamic_shared = shared;
-  size_t offset = 0;
-  for (int i = 0; i < f->kernel->num_params; i++) {
-    size_t size = f->kernel->param_sizes[i];
-    offset = (offset + 15) & ~(size_t)15;
-    launch->param_offsets.push_back(offset);
-    offset += size;
-  }
-  launch->params.resize(offset + 16);
-  for (int i = 0; i < f->kernel->num_params; i++) {
-    if (!params[i]) return CUDA_ERROR_INVALID_VALUE;
-    memcpy(launch->params.data() + launch->param_offsets[i], params[i], f->kernel->param_sizes[i]);
-  }
-  // each run gets its own Launch: a captured launch may replay while an earlier replay still runs
-  std::shared_ptr<const Launch> spec = launch;
-  stream_of(stream).push([spec, module] {
-    if (sticky_error() != CUDA_SUCCESS) return;
-    Launch run;
-    run.kernel = spec->kernel;
-    run.grid = spec->grid;
-    run.block = spec->block;
-    run.dynamic_shared = spec->dynamic_shared;
-    run.params = spec->params;
-    run.param_offsets = spec->param_offsets;
-    std::string failure = check_and_execute(run);
-    if (!failure.empty()) set_sticky(failure);
-  });
-  return CUDA_SUCCESS;
-}
-
-EXPORT CUresult cuLaunchHostFunc(CUstream stream, CUhostFn fn, void *user) {
-  REQUIRE_HEALTHY();
-  if (!fn) return CUDA_ERROR_INVALID_VALUE;
-  stream_of(stream).push([fn, user] { fn(user); });
-  return CUDA_SUCCESS;
-}
-
-// ---- graphs ----
-
-EXPORT CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode) {
-  REQUIRE_HEALTHY();
-  if (!stream) return (CUresult)JX_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;  // the legacy stream cannot be captured
-  CUstream_st &s = *stream;
-  std::lock_guard<std::mutex> guard(s.lock);
-  if (s.capture) return (CUresult)JX_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
-  s.capture = new CUgraph_st();
-  s.capture_origin = true;
-  return CUDA_SUCCESS;
-}
-
-EXPORT CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph) {
-  REQUIRE_INIT();
-  if (!stream || !graph) return CUDA_ERROR_INVALID_VALUE;
-  CUgraph captured;
-  {
-    std::lock_guard<std::mutex> guard(stream->lock);
-    if (!stream->capture || !stream->capture_origin) return (CUresult)JX_CUDA_ERROR_ILLEGAL_STATE;
-    captured = stream->capture;
-    stream->capture = nullptr;
-    stream->capture_origin = false;
-  }
-  std::lock_guard<std::mutex> guard(streams_lock);
-  for (CUstream_st *s : all_streams()) {
-    std::lock_guard<std::mutex> stream_guard(s->lock);
-    if (s->capture == captured) s->capture = nullptr;
-  }
-  *graph = captured;
-  return CUDA_SUCCESS;
-}
-
-EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph, unsigned long long flags) {
-  REQUIRE_HEALTHY();
-  if (!exec || !graph) return CUDA_ERROR_INVALID_VALUE;
-  *exec = new CUgraphExec_st{graph->ops};
-  return CUDA_SUCCESS;
-}
-
-EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
-  REQUIRE_HEALTHY();
-  if (!exec) return CUDA_ERROR_INVALID_VALUE;
-  auto ops = std::make_shared<std::vector<std::function<void()>>>(exec->ops);
-  stream_of(stream).push([ops] {
-    for (auto &op : *ops) op();
-  });
-  return CUDA_SUCCESS;
-}
-
-EXPORT CUresult cuGraphExecDestroy(CUgraphExec exec) {
-  delete exec;
-  return CUDA_SUCCESS;
-}
-
-EXPORT CUresult cuGraphDestroy(CUgraph graph) {
-  delete graph;
   return CUDA_SUCCESS;
 }

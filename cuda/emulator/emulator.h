@@ -11,6 +11,7 @@
 // Result codes the emulator returns beyond those jaxon names in cuda_api.h (values from cuda.h).
 enum {
   JX_CUDA_ERROR_INVALID_IMAGE = 200,
+  JX_CUDA_ERROR_INVALID_CONTEXT = 201,
   JX_CUDA_ERROR_INVALID_HANDLE = 400,
   JX_CUDA_ERROR_ILLEGAL_STATE = 401,
   JX_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,

@@ -23,6 +23,15 @@ export class ResourceExhaustedError extends Error {
   override name = 'ResourceExhaustedError';
 }
 
+/**
+ * A device's state was lost: a kernel faulted or hung (CUDA's sticky errors, where JAX raises XlaRuntimeError
+ * INTERNAL and the process must restart). The work in flight did not run and every array on the device is invalid;
+ * using one raises this too. jaxon resets the device on its next use, so computing again works.
+ */
+export class DeviceLostError extends Error {
+  override name = 'DeviceLostError';
+}
+
 /** Formats a value for an error message: shapes as [2,3], strings quoted. */
 export function show(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(show).join(',')}]`;

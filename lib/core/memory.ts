@@ -3,7 +3,7 @@
 // `tidy` scopes, a live-array count for leak tests, and a
 // FinalizationRegistry that frees what was forgotten (a backstop, not the plan).
 import type { Backend, DeviceBuffer } from '../runtime/backend.js';
-import { ResourceExhaustedError } from './errors.js';
+import { DeviceLostError, ResourceExhaustedError } from './errors.js';
 
 /** Bytes held by live arrays' buffers (Device.memoryStats); a compiled program's temporaries are not counted. */
 const bufferStats = { bytesInUse: 0, peakBytesInUse: 0, numAllocs: 0, largestAllocSize: 0 };
@@ -142,8 +142,8 @@ export function disposeIntermediates<T extends object>(namespace: T, prefix = ''
         try {
           return tidy(() => fn(...args));
         } catch (error) {
-          // out of memory deep inside: say which function the user called
-          if (error instanceof ResourceExhaustedError && prefix !== '' && !error.message.startsWith(prefix)) error.message = `${qualified}: ${error.message}`;
+          // out of memory or a lost device deep inside: say which function the user called
+          if ((error instanceof ResourceExhaustedError || error instanceof DeviceLostError) && prefix !== '' && !error.message.startsWith(prefix)) error.message = `${qualified}: ${error.message}`;
           throw error;
         }
       };

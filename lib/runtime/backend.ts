@@ -39,8 +39,8 @@ export interface Backend {
   devicePut(buffer: DeviceBuffer, memoryKind: MemoryKind): DeviceBuffer;
   /** Runs a plan; returns the output buffers (new, or aliases of inputs the plan names). */
   execute(plan: Plan, inputs: DeviceBuffer[], outputs: ShapedArray[]): DeviceBuffer[];
-  /** Compiles a program planned with this backend's planAlignment. */
-  compileProgram(plan: ProgramPlan): ProgramExecutable;
+  /** Compiles a program planned with this backend's planAlignment; `label` ('jax.jit(f)') names it in failures. */
+  compileProgram(plan: ProgramPlan, label?: string): ProgramExecutable;
   /** Returns once the buffer's contents are computed (JAX's block_until_ready), blocking the thread. */
   blockUntilReadySync(buffer: DeviceBuffer): void;
   /** Releases a buffer's memory now. */

@@ -104,7 +104,7 @@ export interface CudaProgramSpec {
   arenaBytes: number;
   /** Events the program's record and wait ops name (0 .. events - 1). */
   events: number;
-  /** Capture as a CUDA graph and relaunch while the pointers stay the same. */
+  /** Run as a CUDA graph: built on the first run, relaunched, and updated in place when the pointers change. */
   graph?: boolean;
   ops: readonly CudaProgramOp[];
 }
@@ -112,7 +112,10 @@ export interface CudaProgramSpec {
 export interface CudaProgramStats {
   runs: number;
   graphLaunches: number;
+  /** Graphs built from the ops and instantiated (the first graph run, and each one whose update was refused). */
   graphCaptures: number;
+  /** Graph runs with other pointers that updated the instantiated graph's nodes in place. */
+  graphUpdates: number;
   graph: boolean;
   /** Why graphs are off for this program ('' when on or never asked for). */
   graphOffReason: string;
@@ -130,8 +133,26 @@ export interface TestSegment {
   blocks: { address: number; size: number; state: 'free' | 'allocated' | 'pending' }[];
 }
 
+/** Whether a device's context was lost (a sticky error), why, and how many resets it has had. */
+export interface CudaDeviceStatus {
+  lost: boolean;
+  /** The error that lost it ('CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure: ...)'), kept after a reset. */
+  reason: string;
+  /** Raised by each reset: buffers, modules, functions and programs of an older epoch are stale. */
+  epoch: number;
+  resets: number;
+}
+
 export interface CudaAddonFunctions {
   cudaInit(ordinal: number): CudaDeviceInfo;
+  /**
+   * Resets the device's primary context (after a lost context, or at any time) and starts a fresh one; returns the
+   * new epoch. Waiting Promises reject; what was made on the device before is stale. Throws DEVICE_LOST when the
+   * driver cannot reset (the process must restart).
+   */
+  cudaDeviceReset(device: CudaDeviceHandle): number;
+  /** Never throws. */
+  cudaDeviceStatus(device: CudaDeviceHandle): CudaDeviceStatus;
   cudaMemoryStats(device: CudaDeviceHandle): CudaMemoryStats;
   /** Returns cached device and pinned memory to the driver; the bytes released. */
   cudaEmptyCache(device: CudaDeviceHandle): number;
@@ -202,7 +223,7 @@ export interface CudaAddonFunctions {
 }
 
 export const cudaAddonFunctionNames = [
-  'cudaInit', 'cudaMemoryStats', 'cudaEmptyCache', 'cudaSynchronize', 'cudaSynchronizeSync', 'cudaMemGetInfo',
+  'cudaInit', 'cudaDeviceReset', 'cudaDeviceStatus', 'cudaMemoryStats', 'cudaEmptyCache', 'cudaSynchronize', 'cudaSynchronizeSync', 'cudaMemGetInfo',
   'cudaAlloc', 'cudaFree', 'cudaBufferInfo', 'cudaFromHost', 'cudaToHost', 'cudaToHostSync', 'cudaCopy', 'cudaDevicePut',
   'cudaBlockUntilReady', 'cudaMemset', 'cudaCompile', 'cudaCompileSync', 'cudaCompileSyncMany', 'cudaModuleLoad', 'cudaGetFunction',
   'cudaLaunch', 'cudaProgramCreate', 'cudaProgramRun', 'cudaProgramRunTimed', 'cudaProgramStats', 'cudaCopyBenchmark', 'testAllocatorCreate',

@@ -4,7 +4,8 @@
 // missing kernels in one parallel NVRTC batch); each straight-line stretch of
 // steps becomes one native program (cuda/cuda_program.c), so a call of a
 // program without control flow is one native call that queues every launch
-// and copy. Buffers are bound by slot: the arguments, the constants, the
+// and copy; a stretch of at least 5 kernels runs as a CUDA graph, updated in
+// place when a call brings fresh buffers (runsAsGraph). Buffers are bound by slot: the arguments, the constants, the
 // output slots, the executable's literals, and the two arenas (device and
 // pinned host) at the offsets buffer assignment fixed; a slot may start at
 // an offset into its buffer, which is how a loop body runs on xs[t] and on
@@ -20,6 +21,11 @@
 // flow must. A host callback (jax.debug.print, jax.pureCallback) is a call
 // piece as well: the host reads its operands back once the work before it
 // is done, calls back, and queues its results' copies on the compute stream.
+//
+// After a device reset (a kernel faulted or hung; cuda-health.ts) the
+// executable's native programs, kernels and literals belong to the lost
+// context: its next run loads the kernels again (from the NVRTC cache),
+// uploads the literals and builds new programs.
 import { Array } from '../core/array.js';
 import type { JaxprEqn } from '../trace/jaxpr.js';
 import { packValues } from '../core/host.js';
@@ -32,9 +38,25 @@ import { launchOutputCount } from '../compiler/schedule.js';
 import { type CudaKernelSource, renderCuda } from '../compiler/render/cuda.js';
 import type { ProgramExecutable } from './backend.js';
 import type { CudaBackend, CudaBuffer } from './cuda.js';
-import type { CudaBufferHandle, CudaFunctionHandle, CudaProgramHandle, CudaProgramOp, CudaProgramRef, CudaProgramSpec } from './cuda-addon.js';
+import type { CudaBufferHandle, CudaFunctionHandle, CudaProgramHandle, CudaProgramOp, CudaProgramRef, CudaProgramSpec, CudaProgramStats } from './cuda-addon.js';
 import { type Track, profiling, record, recordSpan } from '../profiler.js';
 import { native } from './native.js';
+
+/** XLA's default minimum size of a command buffer (xla_gpu_graph_min_graph_size): shorter stretches launch op by op. */
+const GRAPH_MIN_LAUNCHES = 5;
+
+/**
+ * Whether a straight-line stretch of a program with `launches` kernels runs as a CUDA graph (cuda_graph.c): built on
+ * its first run, relaunched, and updated in place when a call brings other buffers. By default stretches of at
+ * least GRAPH_MIN_LAUNCHES kernels, as XLA does; JAXON_CUDA_GRAPHS=1 makes every stretch with a kernel a graph,
+ * =0 none (read when a program is compiled, as XLA_FLAGS are).
+ */
+export function runsAsGraph(launches: number): boolean {
+  const setting = process.env['JAXON_CUDA_GRAPHS'];
+  if (setting === '0') return false;
+  if (setting === '1') return launches > 0;
+  return launches >= GRAPH_MIN_LAUNCHES;
+}
 
 /** A slot's memory for one run: a buffer and the byte offset the slot starts at. */
 interface Binding {
@@ -75,10 +97,13 @@ export class CudaExecutable implements ProgramExecutable {
   /** the CUDA source of every launch step, by step index */
   readonly #sources = new Map<number, CudaKernelSource>();
   #functions = new Map<string, CudaFunctionHandle>();
-  readonly #pieces: Piece[] = [];
+  #pieces: Piece[] = [];
   /** literal buffers' offsets in the literal slot */
   readonly #literalOffsets = new Map<number, number>();
-  readonly #literals: CudaBuffer;
+  #literals: CudaBuffer;
+  readonly #literalHost: Uint8Array;
+  /** the device generation its programs, kernels and literals belong to */
+  #generation: number;
   /** constants of nested plans, copied to this device once */
   readonly #consts: CudaBuffer[];
   readonly #slots: { args: number; consts: number; outputs: number; literals: number; arena: Record<MemoryKind, number>; count: number };
@@ -90,8 +115,11 @@ export class CudaExecutable implements ProgramExecutable {
     /** byte alignment each argument / output slot's base is guaranteed (nested bodies run on windows of the caller's buffers) */
     readonly slotAlignments: { args: readonly number[]; outputs: readonly number[] } | null = null,
     compile = true,
+    /** what a failure on the device names: 'jax.jit(f)' */
+    readonly label = 'a compiled program',
   ) {
     this.program = plan.program;
+    this.#generation = backend.generation;
     const { buffers, steps } = this.program;
     const args = buffers.filter((b) => b.kind === 'argument').reduce((n, b) => Math.max(n, b.index! + 1), 0);
     const nConsts = plan.consts.length;
@@ -121,6 +149,7 @@ export class CudaExecutable implements ProgramExecutable {
     });
     const literalHost = new Uint8Array(Math.max(literalSize, 16));
     literalBytes.forEach((b, i) => literalHost.set(b, i * 16));
+    this.#literalHost = literalHost;
     this.#literals = backend.fromHost(literalHost);
     this.#consts = [];
     // kernels: render each launch for its buffers' alignments
@@ -134,7 +163,7 @@ export class CudaExecutable implements ProgramExecutable {
       const step = steps[k] as Extract<Program['steps'][number], { kind: 'call' }>;
       for (const n of nestedPlans(p)) {
         if (this.#nested.has(n)) continue;
-        this.#nested.set(n, new CudaExecutable(backend, n, this.#nestedAlignments(layout, n, step), false));
+        this.#nested.set(n, new CudaExecutable(backend, n, this.#nestedAlignments(layout, n, step), false, label));
       }
     }
     if (compile) this.#load();
@@ -208,11 +237,22 @@ export class CudaExecutable implements ProgramExecutable {
     this.#functions = this.backend.loadKernelsSync(sources);
     for (const e of all) {
       e.#functions = this.#functions;
+      e.#generation = this.backend.generation;
       e.#buildPieces();
     }
     // a race between streams would be a silent wrong answer: refuse the program instead
     const hazards = this.hazards();
     if (hazards.length) throw new Error(`jax.jit: internal error: the compiled CUDA program leaves ops unordered: ${hazards.slice(0, 3).join('; ')}`);
+  }
+
+  /** After a device reset: the literals uploaded again, the kernels loaded again, new native programs. */
+  #rebuild(): void {
+    for (const e of this.#allExecutables()) {
+      e.#literals = this.backend.fromHost(e.#literalHost);
+      e.#consts.length = 0; // nested constants that lived on the device are gone with it: using them raises
+      e.#pieces = [];
+    }
+    this.#load();
   }
 
   *#allExecutables(): Generator<CudaExecutable> {
@@ -313,7 +353,8 @@ export class CudaExecutable implements ProgramExecutable {
       startTransfers(k);
     }
     for (const event of waits.get(to) ?? []) ops.push({ op: 'wait', stream: 'compute', event });
-    const program = native().cudaProgramCreate(this.backend.info.handle, { slotBytes, arenaBytes: 0, events, graph: false, ops });
+    const graph = runsAsGraph(launches);
+    const program = this.backend.guarded(() => native().cudaProgramCreate(this.backend.info.handle, { slotBytes, arenaBytes: 0, events, graph, ops }));
     const access = ops.map((op): Access | null => {
       if (op.op === 'copy') return { reads: [[...op.src, op.bytes]], writes: [[...op.dst, op.bytes]] };
       if (op.op !== 'launch') return null;
@@ -333,6 +374,15 @@ export class CudaExecutable implements ProgramExecutable {
     const out: string[] = [];
     for (const e of this.#allExecutables()) {
       for (const piece of e.#pieces) if (piece.kind === 'segment') out.push(...segmentHazards(piece.ops, piece.access));
+    }
+    return out;
+  }
+
+  /** The native programs' counters (runs, graph launches, builds and updates), this program's and its nested ones'. */
+  programStats(): CudaProgramStats[] {
+    const out: CudaProgramStats[] = [];
+    for (const e of this.#allExecutables()) {
+      for (const piece of e.#pieces) if (piece.kind === 'segment') out.push(native().cudaProgramStats(piece.program));
     }
     return out;
   }
@@ -363,7 +413,7 @@ export class CudaExecutable implements ProgramExecutable {
     for (const piece of this.#pieces) {
       if (piece.kind === 'segment') {
         if (timed) this.#runTimed(piece, handles, offsets);
-        else native().cudaProgramRun(piece.program, handles, offsets);
+        else this.backend.guarded(() => native().cudaProgramRun(piece.program, handles, offsets));
         continue;
       }
       const begin = timed ? performance.now() : 0;
@@ -384,9 +434,9 @@ export class CudaExecutable implements ProgramExecutable {
    */
   #runTimed(piece: Extract<Piece, { kind: 'segment' }>, handles: CudaBufferHandle[], offsets: number[]): void {
     const addon = native();
-    addon.cudaSynchronizeSync(this.backend.info.handle);
+    this.backend.guarded(() => addon.cudaSynchronizeSync(this.backend.info.handle));
     const begin = performance.now();
-    const times = addon.cudaProgramRunTimed(piece.program, handles, offsets);
+    const times = this.backend.guarded(() => addon.cudaProgramRunTimed(piece.program, handles, offsets));
     piece.labels.forEach((label, i) => {
       if (!label) return;
       recordSpan(label.name, label.track, begin + times[2 * i]!, times[2 * i + 1]! - times[2 * i]!, label.bytes !== undefined ? { bytes: label.bytes } : undefined);
@@ -527,6 +577,13 @@ export class CudaExecutable implements ProgramExecutable {
   run(args: readonly Array[], consts: readonly Array[]): Array[] {
     const { plan, program, backend } = this;
     backend.flush();
+    for (const a of [...args, ...consts]) {
+      const gone = backend.own(a.storage('jax.jit').buffer, 'jax.jit').goneError;
+      if (gone) throw gone;
+    }
+    backend.ensureUsable();
+    if (this.#generation !== backend.generation) this.#rebuild();
+    backend.noteWork(this.label);
     const argBindings = args.map((a) => ({ buffer: backend.own(a.storage('jax.jit').buffer, 'jax.jit'), offset: 0 }));
     const constBindings = consts.map((c) => ({ buffer: backend.own(c.storage('jax.jit').buffer, 'jax.jit'), offset: 0 }));
     const storages: Storage[] = plan.slotBuffers.map((id) => {
@@ -549,7 +606,7 @@ export class CudaExecutable implements ProgramExecutable {
     };
     if (process.env['JAXON_CUDA_POISON'] === '1') {
       // every temporary and output starts as 0xff bytes (NaN floats), so a read of memory no step wrote shows
-      for (const b of [arena.device, ...storages.map((st) => st.buffer as CudaBuffer)]) if (b.memoryKind === 'device') native().cudaMemset(b.handle, 0xff);
+      for (const b of [arena.device, ...storages.map((st) => st.buffer as CudaBuffer)]) if (b.memoryKind === 'device') backend.guarded(() => native().cudaMemset(b.handle, 0xff));
     }
     try {
       this.exec(argBindings, constBindings, storages.map((s) => ({ buffer: s.buffer as CudaBuffer, offset: 0 })), {

@@ -10,12 +10,18 @@
 // error reaches the arrays it should have produced: reading them throws it.
 // toHostSync (dataSync) is the one synchronous path: it finishes queued work
 // now, compiling on this thread whatever has not compiled yet.
+//
+// A lost device (a kernel faulted or hung; cuda-health.ts): every addon error
+// is checked against the device's status, and a lost context becomes a
+// DeviceLostError; buffers made before it raise one when used; the next use
+// of the device resets it (a fresh context, kernels loaded again from the
+// NVRTC cache, native programs rebuilt by their executables).
 import type { BufferRef, Plan } from '../compiler/lower.js';
 import type { ProgramPlan } from '../compiler/plan.js';
 import { kernelJson } from '../compiler/kernel-ir.js';
 import { type CudaKernelSource, renderCuda } from '../compiler/render/cuda.js';
 import { itemsize } from '../core/dtype.js';
-import { ResourceExhaustedError, show, ValueError } from '../core/errors.js';
+import { DeviceLostError, ResourceExhaustedError, show, ValueError } from '../core/errors.js';
 import type { ShapedArray } from '../core/primitives.js';
 import { sizeOf } from '../core/shape.js';
 import type { Backend, DeviceBuffer } from './backend.js';
@@ -23,6 +29,7 @@ import type {
   CudaBufferHandle, CudaDeviceInfo, CudaFunctionHandle, CudaMemoryKind, CudaMemoryStats, CudaProgramHandle,
 } from './cuda-addon.js';
 import { CudaExecutable } from './cuda-executable.js';
+import { DeviceHealth } from './cuda-health.js';
 import { Device } from './device.js';
 import { native } from './native.js';
 import {
@@ -39,39 +46,32 @@ export function cudaAvailability(): { available: boolean; reason: string } {
   }
 }
 
-/** Runs an addon call, turning its out-of-memory errors into ResourceExhaustedError. */
-function call<T>(run: () => T): T {
-  try {
-    return run();
-  } catch (error) {
-    throw translate(error);
-  }
-}
-
-function translate(error: unknown): unknown {
-  if ((error as { code?: unknown } | null)?.code === 'RESOURCE_EXHAUSTED') {
-    return new ResourceExhaustedError((error as Error).message, { cause: error });
-  }
-  return error;
-}
-
 export class CudaBuffer implements DeviceBuffer {
   #handle: CudaBufferHandle | undefined;
+  readonly #generation: number;
   /** Set when the work that should have written this buffer failed; reading it throws this. */
   error: unknown;
   constructor(
     handle: CudaBufferHandle,
     readonly nbytes: number,
     readonly memoryKind: CudaMemoryKind,
+    readonly health: DeviceHealth,
   ) {
     this.#handle = handle;
+    this.#generation = health.generation;
   }
   get handle(): CudaBufferHandle {
     if (!this.#handle) throw new Error(`CudaBuffer: the buffer (${this.nbytes} bytes, ${this.memoryKind}) was freed`);
+    const gone = this.goneError;
+    if (gone) throw gone;
     return this.#handle;
   }
   get isFreed(): boolean {
     return this.#handle === undefined;
+  }
+  /** The error of using this buffer, when its device's state was lost since it was made. */
+  get goneError(): DeviceLostError | undefined {
+    return this.health.goneSince(this.#generation, `this array's buffer (${this.nbytes} bytes, ${this.memoryKind})`);
   }
   /** Drops the handle; the caller frees the memory. */
   release(): CudaBufferHandle | undefined {
@@ -134,6 +134,8 @@ export class CudaBackend implements Backend {
   /** Arena offsets are 256-byte aligned, like cudaMalloc's pointers (vector loads, TMA). */
   readonly planAlignment = 256;
   readonly target: CudaTarget;
+  /** Whether the device's state is there, and which context (generation) buffers and programs belong to. */
+  readonly health: DeviceHealth;
   /** Native programs of one copy of N bytes (slots [dst, src]), for copies between regions of buffers. */
   #copyPrograms = new Map<number, CudaProgramHandle>();
   #staging: CudaBuffer | undefined;
@@ -147,23 +149,70 @@ export class CudaBackend implements Backend {
     const probe = native().cudaProbe();
     const target = cudaTarget(info.computeCapability, probe.nvrtcVersion, probe.nvrtcArchs);
     this.target = probe.emulated ? { ...target, emulator: emulatorIdentity(probe.emulator) } : target;
+    this.health = new DeviceHealth(`CUDADevice(id=${info.ordinal})`);
   }
 
-  /** Compiles a program planned with planAlignment (cuda-executable.ts). */
-  compileProgram(plan: ProgramPlan): CudaExecutable {
-    return new CudaExecutable(this, plan);
+  /** The device's context generation: raised by each reset after a loss (executables rebuild their programs). */
+  get generation(): number {
+    return this.health.generation;
+  }
+
+  /**
+   * Runs an addon call: out of memory becomes ResourceExhaustedError, a lost context DeviceLostError (the device
+   * is marked lost and reset on its next use).
+   */
+  guarded<T>(run: () => T): T {
+    try {
+      return run();
+    } catch (error) {
+      throw this.#translate(error);
+    }
+  }
+
+  /** Before new work on the device: a lost device is reset first (what was on it stays invalid). */
+  ensureUsable(): void {
+    if (this.health.lost === undefined) return;
+    this.health.checkRecoverable();
+    for (const entry of this.#pending) {
+      if (entry.done) continue;
+      entry.done = true;
+      if (entry.kind === 'job') {
+        const error = this.health.failed(this.health.lost);
+        for (const b of entry.outputs) if (!entry.inputs.includes(b)) b.error = error;
+      }
+    }
+    this.#pending = new Set();
+    this.#tail = Promise.resolve();
+    try {
+      native().cudaDeviceReset(this.info.handle);
+    } catch (error) {
+      throw this.health.resetFailed(error as Error);
+    }
+    this.health.resetDone();
+    this.#functions.clear();
+    this.#copyPrograms.clear();
+    this.#staging = undefined;
+  }
+
+  /** Compiles a program planned with planAlignment (cuda-executable.ts); `label` names it in failures. */
+  compileProgram(plan: ProgramPlan, label?: string): CudaExecutable {
+    this.ensureUsable();
+    return new CudaExecutable(this, plan, null, true, label);
   }
 
   /** A new buffer of a memory kind (its contents undefined). */
   allocate(nbytes: number, memoryKind: CudaMemoryKind = 'device'): CudaBuffer {
+    this.ensureUsable();
     return this.#alloc(nbytes, memoryKind);
   }
 
   /** A new CudaBuffer owning another's memory (a donation); the old one no longer frees it. */
   adopt(buffer: CudaBuffer): CudaBuffer {
+    const gone = buffer.goneError;
+    if (gone) throw gone;
     const handle = buffer.release();
     if (!handle) throw new Error(`CudaBackend.adopt: the buffer (${buffer.nbytes} bytes) was freed`);
-    return new CudaBuffer(handle, buffer.nbytes, buffer.memoryKind);
+    return new CudaBuffer(handle, buffer.nbytes, buffer.memoryKind, this.health);
   }
 
   /** The buffer as a CudaBuffer, or a TypeError naming `fn`. */
@@ -178,6 +227,7 @@ export class CudaBackend implements Backend {
 
   /** Loads kernels, compiling those not cached in one parallel NVRTC batch; returns the functions by source. */
   loadKernelsSync(sources: readonly CudaKernelSource[]): Map<string, CudaFunctionHandle> {
+    this.ensureUsable();
     const missing = [...new Map(sources.filter((s) => !this.#functions.has(s.source)).map((s) => [s.source, s])).values()];
     if (missing.length) {
       const images = compileCudaKernelsSync(missing.map((s) => ({ name: s.name, source: s.source })), this.target);
@@ -189,22 +239,23 @@ export class CudaBackend implements Backend {
   /** Copies `bytes` bytes between two (buffer, offset) regions on the compute stream. */
   copyRegion(dst: { buffer: CudaBuffer; offset: number }, src: { buffer: CudaBuffer; offset: number }, bytes: number): void {
     if (bytes === 0) return;
+    const slots = [dst.buffer.handle, src.buffer.handle];
     let program = this.#copyPrograms.get(bytes);
     if (!program) {
-      program = native().cudaProgramCreate(this.info.handle, {
+      program = this.guarded(() => native().cudaProgramCreate(this.info.handle, {
         slotBytes: [bytes, bytes], arenaBytes: 0, events: 0, graph: false,
         ops: [{ op: 'copy', stream: 'compute', dst: [0, 0], src: [1, 0], bytes }],
-      });
+      }));
       this.#copyPrograms.set(bytes, program);
     }
-    native().cudaProgramRun(program, [dst.buffer.handle, src.buffer.handle], [dst.offset, src.offset]);
+    this.guarded(() => native().cudaProgramRun(program, slots, [dst.offset, src.offset]));
   }
 
   /** Reads `bytes` (at most 16) at a region back to the host, waiting for the work that writes them. */
   #readBack(src: { buffer: CudaBuffer; offset: number }, bytes: number): Uint8Array {
     this.#staging ??= this.#alloc(16, 'device');
     this.copyRegion({ buffer: this.#staging, offset: 0 }, src, bytes);
-    return new Uint8Array(native().cudaToHostSync(this.#staging.handle), 0, bytes);
+    return new Uint8Array(this.#waited(() => native().cudaToHostSync(this.#staging!.handle)), 0, bytes);
   }
 
   /** `bytes` bytes at a region (any memory kind), on the host, once the work queued before that writes them is done (a host callback's operand). */
@@ -213,7 +264,7 @@ export class CudaBackend implements Backend {
     const copy = this.#alloc(bytes, 'device');
     try {
       this.copyRegion({ buffer: copy, offset: 0 }, src, bytes);
-      return new Uint8Array(native().cudaToHostSync(copy.handle));
+      return new Uint8Array(this.#waited(() => native().cudaToHostSync(copy.handle)));
     } finally {
       this.#freeNow(copy);
     }
@@ -240,42 +291,55 @@ export class CudaBackend implements Backend {
 
   /** Waits, blocking this thread, until the buffer's contents are computed. */
   blockUntilReadySync(buffer: DeviceBuffer): void {
-    const b = this.#own(buffer, 'blockUntilReady');
+    const b = this.#live(buffer, 'blockUntilReady');
     this.#drainSync();
     if (b.error !== undefined) throw b.error;
-    native().cudaSynchronizeSync(this.info.handle);
+    this.#waited(() => native().cudaSynchronizeSync(this.info.handle));
   }
 
   fromHost(bytes: Uint8Array, memoryKind: CudaMemoryKind = 'device'): CudaBuffer {
-    const handle = call(() => native().cudaFromHost(this.info.handle, bytes, memoryKind));
-    return new CudaBuffer(handle, bytes.byteLength, memoryKind);
+    this.ensureUsable();
+    const handle = this.guarded(() => native().cudaFromHost(this.info.handle, bytes, memoryKind));
+    return new CudaBuffer(handle, bytes.byteLength, memoryKind, this.health);
   }
 
   async toHost(buffer: DeviceBuffer): Promise<Uint8Array> {
-    const b = this.#own(buffer, 'toHost');
+    const b = this.#live(buffer, 'toHost');
     if (this.#pending.size) await this.#tail;
     if (b.error !== undefined) throw b.error;
-    return new Uint8Array(await native().cudaToHost(b.handle));
+    try {
+      const bytes = new Uint8Array(await native().cudaToHost(b.handle));
+      this.health.noteWaitDone();
+      return bytes;
+    } catch (error) {
+      throw this.#translate(error);
+    }
   }
 
   toHostSync(buffer: DeviceBuffer): Uint8Array {
-    const b = this.#own(buffer, 'toHostSync');
+    const b = this.#live(buffer, 'toHostSync');
     this.#drainSync();
     if (b.error !== undefined) throw b.error;
-    return new Uint8Array(native().cudaToHostSync(b.handle));
+    return new Uint8Array(this.#waited(() => native().cudaToHostSync(b.handle)));
   }
 
   /** Settles once the buffer's contents are computed (JAX's block_until_ready). */
   async blockUntilReady(buffer: DeviceBuffer): Promise<void> {
-    const b = this.#own(buffer, 'blockUntilReady');
+    const b = this.#live(buffer, 'blockUntilReady');
     if (this.#pending.size) await this.#tail;
     if (b.error !== undefined) throw b.error;
-    await native().cudaBlockUntilReady(b.handle);
+    try {
+      await native().cudaBlockUntilReady(b.handle);
+      this.health.noteWaitDone();
+    } catch (error) {
+      throw this.#translate(error);
+    }
   }
 
   /** A copy of the buffer in another memory kind (or the same), queued on a copy stream. */
   devicePut(buffer: DeviceBuffer, memoryKind: CudaMemoryKind): CudaBuffer {
-    const src = this.#own(buffer, 'devicePut');
+    const src = this.#live(buffer, 'devicePut');
+    this.ensureUsable();
     const dst = this.#alloc(src.nbytes, memoryKind);
     this.#whenQueueAllows(() => {
       if (src.error !== undefined) dst.error = src.error;
@@ -285,7 +349,8 @@ export class CudaBackend implements Backend {
   }
 
   execute(plan: Plan, inputs: DeviceBuffer[], outputs: ShapedArray[]): DeviceBuffer[] {
-    const ins = inputs.map((b) => this.#own(b, 'execute'));
+    const ins = inputs.map((b) => this.#live(b, 'execute'));
+    this.ensureUsable();
     const created: CudaBuffer[] = [];
     try {
       const outs = outputs.map((o, i) => {
@@ -319,7 +384,7 @@ export class CudaBackend implements Backend {
       return outs;
     } catch (error) {
       for (const b of created) this.#freeNow(b);
-      throw translate(error);
+      throw this.#translate(error);
     }
   }
 
@@ -330,23 +395,52 @@ export class CudaBackend implements Backend {
 
   /** The caching allocator's counters, and the pinned-host pool's under pinnedHost. */
   memoryStats(): CudaMemoryStats {
-    return native().cudaMemoryStats(this.info.handle);
+    this.ensureUsable();
+    return this.guarded(() => native().cudaMemoryStats(this.info.handle));
   }
 
   /** Returns cached memory to the driver; the bytes released. */
   emptyCache(): number {
-    return native().cudaEmptyCache(this.info.handle);
+    this.ensureUsable();
+    return this.guarded(() => native().cudaEmptyCache(this.info.handle));
   }
 
   /** Settles once all queued work (compiles included) has run on the device. */
   async synchronize(): Promise<void> {
     if (this.#pending.size) await this.#tail;
-    await native().cudaSynchronize(this.info.handle);
+    try {
+      await native().cudaSynchronize(this.info.handle);
+      this.health.noteWaitDone();
+    } catch (error) {
+      throw this.#translate(error);
+    }
   }
 
   /** Kernels loaded on this device (for stats and tests). */
   get loadedKernelCount(): number {
     return this.#functions.size;
+  }
+
+  /** Notes work queued on the device (a jitted call, an eager op's kernels), named in the message of a failure. */
+  noteWork(label: string): void {
+    this.health.noteWork(label);
+  }
+
+  // An addon error: a lost context (the addon's status says so, or DEVICE_LOST) becomes DeviceLostError.
+  #translate(error: unknown): unknown {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code === 'RESOURCE_EXHAUSTED') return new ResourceExhaustedError((error as Error).message, { cause: error });
+    if (error instanceof DeviceLostError || typeof code !== 'string') return error;
+    const status = native().cudaDeviceStatus(this.info.handle);
+    if (!status.lost && code !== 'DEVICE_LOST') return error;
+    return this.health.failed(status.lost ? status.reason : (error as Error).message, error);
+  }
+
+  // A synchronous wait on the device: once it returns, the work queued before it is done.
+  #waited<T>(run: () => T): T {
+    const result = this.guarded(run);
+    this.health.noteWaitDone();
+    return result;
   }
 
   #own(buffer: DeviceBuffer, fn: string): CudaBuffer {
@@ -356,21 +450,29 @@ export class CudaBackend implements Backend {
     return buffer;
   }
 
+  /** The buffer, unless its device's state was lost since it was made (DeviceLostError). */
+  #live(buffer: DeviceBuffer, fn: string): CudaBuffer {
+    const b = this.#own(buffer, fn);
+    const gone = b.goneError;
+    if (gone) throw gone;
+    return b;
+  }
+
   #alloc(nbytes: number, memoryKind: CudaMemoryKind): CudaBuffer {
-    const handle = call(() => native().cudaAlloc(this.info.handle, nbytes, memoryKind));
-    return new CudaBuffer(handle, nbytes, memoryKind);
+    const handle = this.guarded(() => native().cudaAlloc(this.info.handle, nbytes, memoryKind));
+    return new CudaBuffer(handle, nbytes, memoryKind, this.health);
   }
 
   #freeNow(buffer: CudaBuffer): void {
     const handle = buffer.release();
-    if (handle) native().cudaFree(handle);
+    if (handle) native().cudaFree(handle); // a buffer of a lost context is only marked freed
   }
 
   // Runs `action` now when nothing is queued, else after the queued work (in order, also when drained synchronously).
   #whenQueueAllows(action: () => void): void {
     this.#runReady();
     if (this.#pending.size === 0) {
-      call(action);
+      this.guarded(action);
       return;
     }
     const entry: Action = { kind: 'action', run: action, done: false };
@@ -394,7 +496,7 @@ export class CudaBackend implements Backend {
       this.#run(job);
     } catch (error) {
       job.done = true;
-      for (const b of job.outputs) if (!job.inputs.includes(b)) b.error = translate(error);
+      for (const b of job.outputs) if (!job.inputs.includes(b)) b.error = this.#translate(error);
       for (const t of job.temps) this.#freeNow(t);
     }
   }
@@ -423,6 +525,7 @@ export class CudaBackend implements Backend {
       for (const { source, buffers } of job.launches) {
         if (source.grid.some((g) => g === 0)) continue; // empty arrays: nothing to do
         const loaded = this.#functions.get(source.source)!;
+        this.health.noteWork(`kernel '${source.name}'`);
         native().cudaLaunch(loaded.fn, source.grid, source.block, source.sharedMemBytes, buffers.map((b) => b.handle));
       }
     }
@@ -441,7 +544,7 @@ export class CudaBackend implements Backend {
           this.#run(job);
           return;
         } catch (runError) {
-          error = translate(runError);
+          error = this.#translate(runError);
         }
       }
       job.done = true;
@@ -504,7 +607,7 @@ export class CudaBackend implements Backend {
         this.#run(entry);
       } catch (error) {
         entry.done = true;
-        for (const b of entry.outputs) if (!entry.inputs.includes(b)) b.error = translate(error ?? batchError);
+        for (const b of entry.outputs) if (!entry.inputs.includes(b)) b.error = this.#translate(error ?? batchError);
         for (const t of entry.temps) this.#freeNow(t);
       }
     }

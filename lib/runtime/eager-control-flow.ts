@@ -9,6 +9,7 @@ import { bind } from '../core/bind.js';
 import type { Primitive, PrimitiveParams, ShapedArray } from '../core/primitives.js';
 import { traceToJaxpr } from '../trace/jaxpr-trace.js';
 import type { ProgramExecutable } from './backend.js';
+import { lostArrays } from './cuda-health.js';
 import type { Device } from './device.js';
 import { computationDevice, onDevice } from './placement.js';
 import { compileForDevice } from './program.js';
@@ -28,9 +29,10 @@ export function controlFlowImpl<P extends 'scan' | 'while' | 'cond'>(primitive: 
     const device = computationDevice(`lax.${primitive}`, inputs);
     const key = `${deviceKey(device)}|${avals.map(avalKey).join(';')}`;
     let executable = byAvals.get(key);
-    if (!executable) {
+    // constants traced on a device whose state was lost since are gone: trace again
+    if (!executable || lostArrays(executable.plan.consts as Array[])) {
       const closed = traceToJaxpr((...xs: Array[]) => bind(primitive as Primitive, xs, params as never), avals);
-      executable = compileForDevice(device, closed.jaxpr, closed.consts.map((c) => onDevice(c, device).array));
+      executable = compileForDevice(device, closed.jaxpr, closed.consts.map((c) => onDevice(c, device).array), undefined, `lax.${primitive}`);
       byAvals.set(key, executable);
     }
     const placed = inputs.map((x) => onDevice(x, device));

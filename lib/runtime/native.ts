@@ -29,8 +29,12 @@ export interface CudaProbe {
   readonly nvrtcVersion: string;
   /** Real architectures NVRTC can compile CUBIN for (75, 80, 86, 89, 90, ...). */
   readonly nvrtcArchs: readonly number[];
-  /** Whether the driver has the CUDA graph API. */
+  /** Whether the driver has the CUDA graph API (explicit building, CUDA 12+). */
   readonly graphs: boolean;
+  /** Whether it can also update an instantiated graph's nodes in place. */
+  readonly graphUpdates: boolean;
+  /** Whether it can reset a lost context (cuDevicePrimaryCtxReset_v2); without it a sticky error needs a restart. */
+  readonly contextReset: boolean;
   /** Whether the driver is jaxon's emulated GPU (JAXON_CUDA_EMULATOR=1), which runs kernels on the host CPU. */
   readonly emulated: boolean;
   /** The emulated GPU's identification (what its compiled kernels depend on beyond their source); '' otherwise. */

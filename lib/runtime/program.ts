@@ -7,7 +7,8 @@ import type { Jaxpr } from '../trace/jaxpr.js';
 import type { ProgramExecutable } from './backend.js';
 import type { Device } from './device.js';
 
-export function compileForDevice(device: Device, jaxpr: Jaxpr, consts: readonly Array[] = [], donated?: ReadonlySet<number>): ProgramExecutable {
+/** `label` names the program in a device failure's message ('jax.jit(f)'). */
+export function compileForDevice(device: Device, jaxpr: Jaxpr, consts: readonly Array[] = [], donated?: ReadonlySet<number>, label?: string): ProgramExecutable {
   const plan = planJaxpr(jaxpr, consts, { alignment: device.backend.planAlignment, ...(donated ? { donated } : {}) });
-  return device.backend.compileProgram(plan);
+  return device.backend.compileProgram(plan, label);
 }

@@ -8,12 +8,13 @@
 import { Array, type ArrayLike } from '../core/array.js';
 import { arrayFromValues, bind1 } from '../core/bind.js';
 import { type ShapeDtypeLike, isArrayLike, isShapeDtypeLike, shapeDtypeAval, toArray } from '../core/coerce.js';
-import { ResourceExhaustedError, ValueError, checkOptions, show } from '../core/errors.js';
+import { DeviceLostError, ResourceExhaustedError, ValueError, checkOptions, show } from '../core/errors.js';
 import { flatten, type PyTree, type TreeDef, treeDefToString, unflatten } from '../core/pytree.js';
 import type { ShapedArray } from '../core/primitives.js';
 import { x64Enabled } from '../core/config.js';
 import { canonicalizeDType } from '../core/dtype.js';
 import type { ProgramExecutable } from '../runtime/backend.js';
+import { lostArrays } from '../runtime/cuda-health.js';
 import { type Device, defaultDevice } from '../runtime/device.js';
 import { computationDevice, onDevice } from '../runtime/placement.js';
 import { compileForDevice } from '../runtime/program.js';
@@ -262,6 +263,8 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
     });
     if (!abstract) shardings.checkArguments(args, statics);
     let entry = cache.get(key);
+    // constants traced on a device whose state was lost since are gone: trace again (closed-over arrays stay lost)
+    if (entry && lostArrays(entry.closed.consts)) entry = undefined;
     if (!entry) {
       // inShardings / outShardings act inside the program: device_puts at its inputs and outputs (jit-shardings.ts)
       const call = (...dyn: unknown[]) => {
@@ -280,7 +283,7 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
   const compiled = (entry: CacheEntry, device: Device = defaultDevice()): ProgramExecutable => {
     let executable = entry.executables.get(device);
     if (!executable) {
-      executable = compileForDevice(device, entry.closed.jaxpr, constsOn(entry, device), entry.donated);
+      executable = compileForDevice(device, entry.closed.jaxpr, constsOn(entry, device), entry.donated, `jax.jit(${fn.name || 'fn'})`);
       entry.executables.set(device, executable);
     }
     return executable;
@@ -291,7 +294,7 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
     const consts = entry.closed.consts;
     if (consts.every((c) => c.device === device)) return consts;
     let moved = entry.movedConsts.get(device);
-    if (!moved) {
+    if (!moved || lostArrays(moved)) {
       moved = consts.map((c) => onDevice(c, device).array);
       entry.movedConsts.set(device, moved);
     }
@@ -319,7 +322,7 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
     try {
       outs = executable.run(placed.map((p) => p.array), constsOn(entry, device));
     } catch (error) {
-      if (error instanceof ResourceExhaustedError && !error.message.startsWith('jax.jit')) error.message = `jax.jit(${fn.name || 'fn'}): ${error.message}`;
+      if ((error instanceof ResourceExhaustedError || error instanceof DeviceLostError) && !error.message.startsWith('jax.jit')) error.message = `jax.jit(${fn.name || 'fn'}): ${error.message}`;
       throw error;
     } finally {
       // copies to the device, and arrays made from JS numbers for this call, are ours to free (outputs hold their own references)

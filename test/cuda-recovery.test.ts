@@ -1,0 +1,154 @@
+// After a CUDA device's state is lost (a kernel faults or hangs: CUDA's
+// sticky errors), the process goes on: checked on jaxon's emulated GPU in
+// child processes, where JAXON_CUDA_EMULATOR_MUTATE makes the first launch
+// of one of jaxon's own kernels really fault (wild pointers) or really hang
+// (stopped by the watchdog). The call that meets the failure raises
+// DeviceLostError naming the kernel and the jitted function; arrays made
+// before raise DeviceLostError when used and can still be disposed; the
+// device is reset on its next use, and the same jitted function, a new one
+// and eager ops compute the right values on it; the CPU device is untouched.
+// The native runtime is checked underneath: what waits is rejected, what was
+// made before the reset is stale, and cudaDeviceReset brings back a working
+// device; and DeviceHealth's messages and generations on their own.
+import test from 'ava';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DeviceLostError } from '../lib/core/errors.js';
+import { DeviceHealth } from '../lib/runtime/cuda-health.js';
+
+const dist = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'lib');
+const module = (name: string) => JSON.stringify(path.join(dist, ...name.split('/')));
+
+function run(script: string, env: Record<string, string>): string[] {
+  const base = { ...process.env };
+  for (const k of Object.keys(base)) if (k.startsWith('JAXON_CUDA') || k === 'JAXON_PLATFORMS') delete base[k];
+  return execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    env: { ...base, JAXON_CUDA_EMULATOR: '1', ...env }, encoding: 'utf8', timeout: 180_000,
+  }).trim().split('\n');
+}
+
+// f's kernel is an elementwise sin (ew_sin_...), the kernel the mutation picks; `read` is 'dataSync' or 'data'.
+const jitScript = (read: 'dataSync' | 'data') => `
+  const jax = await import(${module('index.js')});
+  const jnp = jax.numpy;
+  const show = (values) => Array.from(values, (v) => Math.round(v * 1e4) / 1e4).join(',');
+  const cpu = jax.devicePut(jnp.array([1, 2, 3]), jax.devices('cpu')[0]);
+  const before = jnp.array([1, 2, 3, 4]);
+  const f = jax.jit(function f(x) { return jnp.sin(jnp.multiply(x, 2)); });
+  try {
+    console.log('f ' + show(await f(jnp.arange(4)).${read}()));
+  } catch (e) {
+    console.log(e.name + ': ' + e.message);
+  }
+  try { before.dataSync(); console.log('read an array made before'); } catch (e) { console.log(e.name + ': ' + e.message); }
+  before.dispose();
+  const g = jax.jit(function g(a) { return jnp.add(jnp.multiply(a, 3), 1); });
+  console.log('g ' + show(g(jnp.array([1, 2, 3])).dataSync()));
+  console.log('f ' + show(await f(jnp.arange(4)).${read}()));
+  console.log('eager ' + show(jnp.cumsum(jnp.exp(jnp.array([0, 1, 2]))).dataSync()));
+  console.log('cpu ' + show(jnp.multiply(cpu, 2).dataSync()) + ' ' + jnp.multiply(cpu, 2).device);`;
+
+const fAfter = `f ${[0, 1, 2, 3].map((v) => Math.round(Math.sin(2 * v) * 1e4) / 1e4).join(',')}`;
+const eagerAfter = `eager ${[1, 1 + Math.E, 1 + Math.E + Math.exp(2)].map((v) => Math.round(Math.fround(v) * 1e4) / 1e4).join(',')}`;
+
+for (const graphs of ['0', '1']) {
+  test(`a jitted program whose kernel faults raises DeviceLostError; old arrays raise it; the device then computes right (graphs ${graphs})`, (t) => {
+    const [failure, old, g, f, eager, cpu] = run(jitScript('dataSync'), { JAXON_CUDA_EMULATOR_MUTATE: 'fault:ew_sin', JAXON_CUDA_GRAPHS: graphs });
+    t.regex(failure!, /^DeviceLostError: CUDADevice\(id=0\) failed: CUDA_ERROR_LAUNCH_FAILED \(unspecified launch failure: kernel 'ew_sin_\w+': block \(\d+,0,0\), thread \(\d+,0,0\): illegal memory (read|write) at address 0x[0-9a-f]+ \(SIGSEGV\)\) while running work queued since the last completed wait: .*jax\.jit\(f\)\. The device's state is lost: work queued on it did not run, and every array on it is now invalid \(using one raises DeviceLostError\)\. jaxon resets the device on its next use/);
+    t.regex(old!, /^DeviceLostError: CUDADevice\(id=0\): this array's buffer \(16 bytes, device\) is invalid: the device's state was lost \(CUDA_ERROR_LAUNCH_FAILED .*kernel 'ew_sin_\w+'.*\)\. Arrays on CUDADevice\(id=0\) from before the failure are gone; recompute them/);
+    t.is(g, 'g 4,7,10');
+    t.is(f, fAfter);
+    t.is(eager, eagerAfter);
+    t.is(cpu, 'cpu 2,4,6 CPUDevice(id=0)');
+  });
+}
+
+test('a kernel that never ends is stopped by the watchdog; awaiting its result rejects with DeviceLostError, then the device works', (t) => {
+  const started = Date.now();
+  const [failure, old, g, f, eager, cpu] = run(jitScript('data'), { JAXON_CUDA_EMULATOR_MUTATE: 'hang:ew_sin', JAXON_CUDA_EMULATOR_WATCHDOG_S: '1' });
+  t.regex(failure!, /^DeviceLostError: CUDADevice\(id=0\) failed: CUDA_ERROR_LAUNCH_FAILED \(unspecified launch failure: kernel 'ew_sin_\w+': block \(\d+,0,0\), thread \(\d+,0,0\): the block ran longer than the watchdog's 1 s/);
+  t.regex(old!, /^DeviceLostError: CUDADevice\(id=0\): this array's buffer \(16 bytes, device\) is invalid/);
+  t.is(g, 'g 4,7,10');
+  t.is(f, fAfter);
+  t.is(eager, eagerAfter);
+  t.is(cpu, 'cpu 2,4,6 CPUDevice(id=0)');
+  t.true(Date.now() - started < 120_000);
+});
+
+test('the native runtime after a lost context: waits reject, what was made before is stale, a reset brings the device back', (t) => {
+  const script = `
+    const { createCudaDevice } = await import(${module('runtime/cuda.js')});
+    const { native } = await import(${module('runtime/native.js')});
+    const { compileCudaKernelSync } = await import(${module('runtime/nvrtc-cache.js')});
+    const device = createCudaDevice(0);
+    const h = device.info.handle;
+    const source = \`
+extern "C" __global__ void jx_recovery_wild(float *out, const float *in) {
+  const float *far = in + (threadIdx.x == 3 && blockIdx.x == 2 ? (1ull << 40) : 0);
+  out[blockIdx.x] = far[blockIdx.x * 256 + threadIdx.x];
+}
+extern "C" __global__ void jx_recovery_inc(float *out, const float *in) { out[threadIdx.x] = in[threadIdx.x] + 1.0f; }\`;
+    const image = compileCudaKernelSync('jx_recovery_test', source, device.backend.target);
+    const load = () => {
+      const mod = native().cudaModuleLoad(h, image.image, 'test');
+      return [native().cudaGetFunction(h, mod, 'jx_recovery_wild').handle, native().cudaGetFunction(h, mod, 'jx_recovery_inc').handle];
+    };
+    const [wild, inc] = load();
+    const program = native().cudaProgramCreate(h, { slotBytes: [16, 16], arenaBytes: 0, events: 0, graph: false,
+      ops: [{ op: 'launch', function: inc, grid: [1, 1, 1], block: [4, 1, 1], sharedMemBytes: 0, args: [[0, 0], [1, 0]] }] });
+    const x = native().cudaFromHost(h, new Float32Array(1024).fill(3));
+    const out = native().cudaAlloc(h, 4096);
+    const pinned = native().cudaFromHost(h, new Float32Array([5, 6, 7, 8]), 'pinned_host');
+    native().cudaLaunch(wild, [4, 1, 1], [256, 1, 1], 0, [out, x]);
+    const waiting = native().cudaToHost(out).then(() => 'resolved', (e) => e.code + ': ' + e.message);
+    console.log(await waiting);
+    console.log(JSON.stringify(native().cudaDeviceStatus(h).lost));
+    try { native().cudaAlloc(h, 16); } catch (e) { console.log(e.code + ': ' + e.message); }
+    console.log('epoch ' + native().cudaDeviceReset(h));
+    for (const [what, use] of [['buffer', () => native().cudaToHostSync(x)], ['kernel', () => native().cudaLaunch(inc, [1, 1, 1], [4, 1, 1], 0, [out, x])],
+                               ['program', () => native().cudaProgramRun(program, [out, x])]]) {
+      try { use(); console.log(what + ' used'); } catch (e) { console.log(e.code + ': ' + e.message); }
+    }
+    native().cudaFree(x); native().cudaFree(out); native().cudaFree(pinned); // freeing what went with the context is allowed
+    const stats = native().cudaMemoryStats(h);
+    console.log('in use ' + stats.bytesInUse + ' ' + stats.pinnedHost.bytesInUse + ' ' + stats.bytesReportedToV8);
+    const [, inc2] = load();
+    const a = native().cudaFromHost(h, new Float32Array([1, 2, 3, 4])), b = native().cudaAlloc(h, 16);
+    native().cudaLaunch(inc2, [1, 1, 1], [4, 1, 1], 0, [b, a]);
+    console.log('after ' + Array.from(new Float32Array(await native().cudaToHost(b))).join(','));
+    console.log(JSON.stringify(native().cudaDeviceStatus(h)));`;
+  const [rejected, lost, refused, epoch, buffer, kernel, program, inUse, after, status] = run(script, {});
+  const why = "CUDA_ERROR_LAUNCH_FAILED \\(unspecified launch failure: kernel 'jx_recovery_wild': block \\(2,0,0\\), thread \\(3,0,0\\): illegal memory read at address 0x[0-9a-f]+ \\(SIGSEGV\\)\\)";
+  t.regex(rejected!, new RegExp(`^CUDA_ERROR_LAUNCH_FAILED: jaxon cuda: device 0 failed: ${why}$`));
+  t.is(lost, 'true');
+  t.regex(refused!, new RegExp(`^DEVICE_LOST: jaxon cuda: device 0 is lost: ${why}; every use fails until it is reset \\(cudaDeviceReset\\)$`));
+  t.is(epoch, 'epoch 2');
+  const stale = (fn: string, what: string) => new RegExp(`^DEVICE_LOST: jaxon cuda: ${fn}: ${what} belonged to device 0's context before its reset \\(after ${why}\\): it went with that context$`);
+  t.regex(buffer!, stale('cudaToHostSync', 'buffer'));
+  t.regex(kernel!, stale('cudaLaunch', "kernel 'jx_recovery_inc'"));
+  t.regex(program!, stale('cudaProgramRun', 'program'));
+  t.is(inUse, 'in use 0 0 0');
+  t.is(after, 'after 2,3,4,5');
+  t.like(JSON.parse(status!), { lost: false, epoch: 2, resets: 1 });
+});
+
+test('DeviceHealth: what a failure names, which generations are gone, and a reset that fails for good', (t) => {
+  const health = new DeviceHealth('CUDADevice(id=0)');
+  t.is(health.goneSince(1, 'x'), undefined);
+  for (let i = 0; i < 8; i++) health.noteWork(`jax.jit(f${i})`);
+  health.noteWork('jax.jit(f7)'); // a repeat is listed once
+  const failure = health.failed('CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)');
+  t.true(failure instanceof DeviceLostError);
+  t.regex(failure.message, /^CUDADevice\(id=0\) failed: CUDA_ERROR_ILLEGAL_ADDRESS \(an illegal memory access was encountered\) while running work queued since the last completed wait: 2 more, then jax\.jit\(f2\), jax\.jit\(f3\), jax\.jit\(f4\), jax\.jit\(f5\), jax\.jit\(f6\), jax\.jit\(f7\)\. /);
+  t.regex(health.goneSince(1, 'this array')!.message, /^CUDADevice\(id=0\): this array is invalid: the device's state was lost \(CUDA_ERROR_ILLEGAL_ADDRESS/);
+  health.resetDone();
+  t.is(health.generation, 2);
+  t.is(health.lost, undefined);
+  t.is(health.goneSince(2, 'x'), undefined);
+  t.regex(health.goneSince(1, 'this array')!.message, /^CUDADevice\(id=0\): this array is invalid: it was made before the device's state was lost \(CUDA_ERROR_ILLEGAL_ADDRESS .*\) and the device was reset; recompute it\.$/);
+  t.regex(health.failed('CUDA_ERROR_LAUNCH_FAILED (x)').message, /failed: CUDA_ERROR_LAUNCH_FAILED \(x\)\. The device's state is lost/); // nothing queued since the reset
+  const refused = health.resetFailed(new Error('cuDevicePrimaryCtxReset_v2 failed: CUDA_ERROR_UNKNOWN'));
+  t.is(refused.message, 'CUDADevice(id=0) is lost (CUDA_ERROR_LAUNCH_FAILED (x)) and could not be reset: cuDevicePrimaryCtxReset_v2 failed: CUDA_ERROR_UNKNOWN');
+  t.throws(() => health.checkRecoverable(), { instanceOf: DeviceLostError, message: refused.message });
+});
