@@ -253,14 +253,17 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
     const booleans = leaves.map((l) => (l === true ? 'T' : l === false ? 'F' : '')).join('');
     // traces made with x64 on and off differ (dtypes asked for inside are canonicalized), so the setting keys them too
     const key = `${x64Enabled() ? 'x64|' : ''}${treeDefToString(inTree)}|${avals.map(avalKey).join(';')}|${[...statics].sort().map((i) => `${i}=${staticKey(args[i], i)}`).join(';')}|${booleans}`;
-    const leavesPerArg = dynamic.map((d) => flatten(d as PyTree)[0].length);
-    const donatedArgs = new Set(positions(donateArgnums));
     const donated = new Set<number>();
-    let offset = 0;
-    leavesPerArg.forEach((count, i) => {
-      if (donatedArgs.has(i)) for (let k = 0; k < count; k++) donated.add(offset + k);
-      offset += count;
-    });
+    if (donateArgnums.length) {
+      // the leaves of each donated argument (flattening each argument again only when something is donated)
+      const donatedArgs = new Set(positions(donateArgnums));
+      let offset = 0;
+      for (const [i, d] of dynamic.entries()) {
+        const count = flatten(d as PyTree)[0].length;
+        if (donatedArgs.has(i)) for (let k = 0; k < count; k++) donated.add(offset + k);
+        offset += count;
+      }
+    }
     if (!abstract) shardings.checkArguments(args, statics);
     let entry = cache.get(key);
     // constants traced on a device whose state was lost since are gone: trace again (closed-over arrays stay lost)
@@ -332,8 +335,10 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
       });
     }
     // only the caller's Arrays are donated (not numbers converted for the call, nor arrays that had to move)
-    const consumed = executable.plan.consumedArguments();
-    for (const i of donated) if (arrays[i] === leaves[i] && !placed[i]!.moved && consumed.has(i)) arrays[i]!.markDonated();
+    if (donated.size) {
+      const consumed = executable.plan.consumedArguments();
+      for (const i of donated) if (arrays[i] === leaves[i] && !placed[i]!.moved && consumed.has(i)) arrays[i]!.markDonated();
+    }
     return unflatten(entry.outTree, outs);
   };
   const wrapped = wraps((...args: unknown[]) => invoke(args), fn) as unknown as Jitted<F>;
