@@ -288,8 +288,11 @@ def compile_child(sizes: str, cache_dir: str) -> None:
 
 def first_call_ms(sizes: str, cache_dir: str) -> float:
     here = os.path.dirname(os.path.abspath(__file__))
+    # the parent has JAX running and holds its default 75 % of the GPU's memory: a child that preallocates
+    # too is left with almost nothing, and cuBLAS then fails to launch (seen on an H100, 2026-11-26/27)
+    env = {**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
     done = subprocess.run([sys.executable, os.path.join(here, "tutorial.py"), "--compile-child", sizes, cache_dir],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=env)
     if done.returncode != 0:
         # the child's own error (an XLA autotuner failure was seen on an H100), not just its exit status
         raise RuntimeError(f"compile child exited with {done.returncode}: {done.stderr.strip()[-600:]}")

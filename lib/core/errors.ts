@@ -26,7 +26,8 @@ export class ResourceExhaustedError extends Error {
 /**
  * A device's state was lost: a kernel faulted or hung (CUDA's sticky errors, where JAX raises XlaRuntimeError
  * INTERNAL and the process must restart). The work in flight did not run and every array on the device is invalid;
- * using one raises this too. jaxon resets the device on its next use, so computing again works.
+ * using one raises this too. jaxon tries to reset the device on its next use: the emulated GPU allows it, so computing
+ * again works; NVIDIA's driver does not (an H100 refused), and the message then says to restart the process.
  */
 export class DeviceLostError extends Error {
   override name = 'DeviceLostError';

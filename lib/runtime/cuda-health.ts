@@ -5,11 +5,15 @@
 // failed and what was queued since the last completed wait (on a GPU the
 // driver does not name the kernel; the emulated GPU does); every buffer made
 // before is invalid, and using one raises DeviceLostError rather than reading
-// garbage; and the backend resets the device on its next use (cuda.ts), so the
-// process goes on. JAX itself cannot recover (XLA's client must be recreated,
-// and NVIDIA documents a restart); an automatic reset was chosen over a public
-// call such as JAX's clear_backends because the device is unusable until then
-// anyway, so the only thing a user could do with the choice is forget it.
+// garbage; and the backend tries to reset the device on its next use (cuda.ts).
+// JAX itself cannot recover (XLA's client must be recreated, and NVIDIA
+// documents a restart). On a real GPU the reset fails too: on an H100
+// (2026-11-27, bench/gpu/recovery-check.mjs) cuDevicePrimaryCtxReset returns
+// success and the next cuDevicePrimaryCtxRetain fails with the same
+// CUDA_ERROR_ILLEGAL_ADDRESS, so there the message says to restart the
+// process; a driver that allows it (jaxon's emulated GPU) gets a fresh device.
+// An automatic attempt was chosen over a public call such as JAX's
+// clear_backends because the device is unusable until then anyway.
 //
 // A generation counts the device's contexts: it mirrors the addon's epoch,
 // which each reset raises; a buffer remembers the one it was made in.
@@ -41,7 +45,18 @@ export class DeviceHealth {
   constructor(
     /** 'CUDADevice(id=0)', as the device prints. */
     readonly device: string,
+    /** Whether the driver can reset a lost context in the same process: jaxon's emulated GPU can, NVIDIA's cannot. */
+    readonly resettable = false,
   ) {}
+
+  /** What happens next, for the messages: a reset on the next use, or a restart. */
+  #afterwards(): string {
+    return this.resettable
+      ? 'jaxon resets the device on its next use (this driver allows it), so later work runs on a fresh device'
+      : "NVIDIA's driver cannot recover from this in the same process (jaxon tries a reset on the next use; on an " +
+          'H100 it fails and every use then says so): restart the process to use the device again. Arrays on other ' +
+          'devices (the CPU) are unaffected';
+  }
 
   get generation(): number {
     return this.#generation;
@@ -76,8 +91,8 @@ export class DeviceHealth {
       : '';
     return new DeviceLostError(
       `${this.device} failed: ${this.#lost}${recent}. The device's state is lost: work queued on it did not run, and ` +
-        `every array on it is now invalid (using one raises DeviceLostError). jaxon resets the device on its next use, ` +
-        `so later work runs on a fresh device; recompute the arrays you need from data on the host or another device.`,
+        `every array on it is now invalid (using one raises DeviceLostError). ${this.#afterwards()}; recompute the arrays ` +
+        `you need from data on the host or another device.`,
       cause === undefined ? undefined : { cause },
     );
   }
@@ -88,7 +103,7 @@ export class DeviceHealth {
       if (this.#lost === undefined) return undefined;
       return new DeviceLostError(
         `${this.device}: ${what} is invalid: the device's state was lost (${this.#lost}). Arrays on ${this.device} from ` +
-          `before the failure are gone; recompute them (the device is reset on its next use).`,
+          `before the failure are gone; recompute them (${this.resettable ? 'the device is reset on its next use' : 'after restarting the process: the driver cannot reset this device'}).`,
       );
     }
     return new DeviceLostError(
@@ -112,7 +127,9 @@ export class DeviceHealth {
 
   /** The reset itself failed (a driver without cuDevicePrimaryCtxReset, or one that cannot recover). */
   resetFailed(error: Error): DeviceLostError {
-    this.#unrecoverable = `${this.device} is lost (${this.#lost ?? 'a failure'}) and could not be reset: ${error.message}`;
+    this.#unrecoverable =
+      `${this.device} is lost (${this.#lost ?? 'a failure'}) and could not be reset: ${error.message}. Arrays on other ` +
+      `devices (the CPU) still work; save what you need from them and restart the process to use ${this.device} again.`;
     return new DeviceLostError(this.#unrecoverable, { cause: error });
   }
 }

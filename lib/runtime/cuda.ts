@@ -149,7 +149,7 @@ export class CudaBackend implements Backend {
     const probe = native().cudaProbe();
     const target = cudaTarget(info.computeCapability, probe.nvrtcVersion, probe.nvrtcArchs);
     this.target = probe.emulated ? { ...target, emulator: emulatorIdentity(probe.emulator) } : target;
-    this.health = new DeviceHealth(`CUDADevice(id=${info.ordinal})`);
+    this.health = new DeviceHealth(`CUDADevice(id=${info.ordinal})`, probe.emulated === true);
   }
 
   /** The device's context generation: raised by each reset after a loss (executables rebuild their programs). */
@@ -159,7 +159,7 @@ export class CudaBackend implements Backend {
 
   /**
    * Runs an addon call: out of memory becomes ResourceExhaustedError, a lost context DeviceLostError (the device
-   * is marked lost and reset on its next use).
+   * is marked lost, and a reset is tried on its next use).
    */
   guarded<T>(run: () => T): T {
     try {
