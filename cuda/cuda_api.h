@@ -219,14 +219,16 @@ typedef struct { JAXON_CUDA_MEMCPY3D_FIELDS(JAXON_FIELD) } CUDA_MEMCPY3D;
                                void **kernelParams, void **extra))                                       \
   X(CUresult, cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *userData))
 
-// Entry points jaxon does not need to run (timing, unloading, recovering a lost context, stream status):
+// Entry points jaxon does not need to run (timing, unloading, recovering a lost context, stream status, copies
+// between two pinned host buffers, which the unified address space lets cuMemcpyAsync do):
 // resolved when the driver has them, NULL otherwise.
 #define JAXON_CUDA_OPTIONAL_FUNCTIONS(X)                                                                 \
   X(CUresult, cuEventElapsedTime, (float *pMilliseconds, CUevent hStart, CUevent hEnd))                  \
   X(CUresult, cuModuleUnload, (CUmodule hmod))                                                           \
   X(CUresult, cuDevicePrimaryCtxReset_v2, (CUdevice dev))                                                \
   X(CUresult, cuDevicePrimaryCtxRelease_v2, (CUdevice dev))                                              \
-  X(CUresult, cuStreamQuery, (CUstream hStream))
+  X(CUresult, cuStreamQuery, (CUstream hStream))                                                         \
+  X(CUresult, cuMemcpyAsync, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream))
 
 // CUDA graphs, built node by node from a program's ops (CUDA 12+: the _v2 kernel node): an optimization, so
 // without them programs replay op by op.

@@ -191,7 +191,7 @@ static int read_op(napi_env env, jaxon_program *p, napi_value op, uint32_t index
   return fail(env, index, "op must be 'launch', 'copy', 'memset', 'record' or 'wait'");
 }
 
-// cudaProgramCreate(device, { slotBytes, arenaBytes, events, graph, ops }) -> program
+// cudaProgramCreate(device, { slotBytes, arenaBytes, events, graph, fork, join, ops }) -> program
 static napi_value program_create(napi_env env, napi_callback_info info) {
   napi_value argv[2], value, ops;
   const char *fn = "cudaProgramCreate";
@@ -210,11 +210,21 @@ static napi_value program_create(napi_env env, napi_callback_info info) {
     return NULL;
   }
   napi_value graph_value;
+  bool fork = true, join = true;
   if (get_property(env, argv[1], "graph", &graph_value)) napi_get_value_bool(env, graph_value, &graph);
+  if (get_property(env, argv[1], "fork", &graph_value)) napi_get_value_bool(env, graph_value, &fork);
+  if (get_property(env, argv[1], "join", &graph_value)) napi_get_value_bool(env, graph_value, &join);
+  if (graph && (!fork || !join)) {
+    napi_throw_type_error(env, NULL, "jaxon cuda: cudaProgramCreate: a graph forks and joins the copy streams: "
+                          "spec.graph true needs fork and join true");
+    return NULL;
+  }
   jaxon_program *p = calloc(1, sizeof *p);
   if (!p) return NULL;
   p->device = d;
   p->epoch = d->epoch;
+  p->no_fork = !fork;
+  p->no_join = !join;
   p->num_slots = num_slots;
   p->arena_bytes = arena;
   p->num_events = (uint32_t)events;
@@ -292,7 +302,8 @@ static CUresult replay(jaxon_program *p, const CUdeviceptr *bases, const int *sl
         int dst_host = o->dst.slot >= 0 && slot_host[o->dst.slot];
         CUdeviceptr dst = jaxon_program_resolve(&o->dst, bases), src = jaxon_program_resolve(&o->src, bases);
         snprintf(call, call_size, "copy of %llu bytes in ops[%u]", (unsigned long long)o->bytes, i);
-        if (src_host && dst_host) result = CUDA_ERROR_INVALID_VALUE;
+        if (src_host && dst_host) // pinned host to pinned host (a scan body passing its host slice through)
+          result = jaxon_cu->cuMemcpyAsync ? jaxon_cu->cuMemcpyAsync(dst, src, o->bytes, stream) : CUDA_ERROR_INVALID_VALUE;
         else if (dst_host) result = jaxon_cu->cuMemcpyDtoHAsync_v2((void *)(uintptr_t)dst, src, o->bytes, stream);
         else if (src_host) result = jaxon_cu->cuMemcpyHtoDAsync_v2(dst, (const void *)(uintptr_t)src, o->bytes, stream);
         else result = jaxon_cu->cuMemcpyDtoDAsync_v2(dst, src, o->bytes, stream);
@@ -323,6 +334,7 @@ static CUresult replay(jaxon_program *p, const CUdeviceptr *bases, const int *sl
 // reuse memory it still reads) and end before its later work.
 static CUresult fork_streams(jaxon_program *p) {
   jaxon_cuda_device *d = p->device;
+  if (p->no_fork) return CUDA_SUCCESS;
   CUresult result = jaxon_cu->cuEventRecord(p->fork, d->streams[JAXON_STREAM_COMPUTE]);
   for (int s = 1; s < JAXON_STREAM_COUNT && result == CUDA_SUCCESS; s++)
     if ((p->used_streams >> s) & 1) result = jaxon_cu->cuStreamWaitEvent(d->streams[s], p->fork, 0);
@@ -332,6 +344,7 @@ static CUresult fork_streams(jaxon_program *p) {
 static CUresult join_streams(jaxon_program *p) {
   jaxon_cuda_device *d = p->device;
   CUresult result = CUDA_SUCCESS;
+  if (p->no_join) return CUDA_SUCCESS;
   for (int s = 1; s < JAXON_STREAM_COUNT && result == CUDA_SUCCESS; s++) {
     if (!((p->used_streams >> s) & 1)) continue;
     result = jaxon_cu->cuEventRecord(p->join[s], d->streams[s]);
@@ -467,8 +480,11 @@ static napi_value run(napi_env env, napi_callback_info info, int timed) {
   bases[0] = arena ? arena->address : 0;
   // Waits for each slot's last writer on the streams that touch it; a graph
   // starts from the compute stream, so then compute waits for all of them.
+  // Without the fork the caller orders the run itself: a slot's last writer is
+  // tracked per buffer, and a scan's prefetch into its region of the caller's
+  // arena must not wait for the iteration computing in another region.
   for (uint32_t i = 0; i < count; i++) {
-    for (int s = JAXON_STREAM_COUNT - 1; s >= 0; s--) {
+    for (int s = JAXON_STREAM_COUNT - 1; s >= 0 && !p->no_fork; s--) {
       int touches = p->graph_enabled ? s == JAXON_STREAM_COMPUTE : (p->slot_streams[i] >> s) & 1;
       if (touches && !jaxon_buffer_use(env, slots[i], s)) goto done;
     }
@@ -502,8 +518,9 @@ static napi_value run(napi_env env, napi_callback_info info, int timed) {
   }
   p->runs++;
   // Slots the run touched are now ordered after it on compute (the copy streams join compute at its end). A slot
-  // it did not touch keeps its own last writer: marking it too would drop a pending copy's event unwaited.
-  for (uint32_t i = 0; i < count; i++)
+  // it did not touch keeps its own last writer: marking it too would drop a pending copy's event unwaited. Without
+  // the join nothing is ordered yet: the caller's later run joins it (the allocator saw each stream's use).
+  for (uint32_t i = 0; i < count && !p->no_join; i++)
     if (p->graph_enabled || p->slot_streams[i]) jaxon_buffer_written_on_compute(slots[i]);
   if (timed) result = timing_result(env, p);
   else napi_get_undefined(env, &result);

@@ -37,6 +37,9 @@ typedef struct {
   CUevent *events;
   uint32_t num_events;
   CUevent fork, join[JAXON_STREAM_COUNT];
+  /* spec.fork / spec.join false: the copy streams do not wait for compute at the start of a run, or compute does not
+     wait for them at its end (a prefetch left in flight; a later run's join orders it) */
+  int no_fork, no_join;
   int graph_enabled;
   CUgraph graph;
   CUgraphExec exec;

@@ -229,8 +229,20 @@ static long copy_delay_us() {
   return delay;
 }
 
-void slow_copy() {
-  if (copy_delay_us() > 0) usleep((useconds_t)copy_delay_us());
+/** JAXON_CUDA_EMULATOR_LINK_GBPS: copies between pinned host and device memory move at most this many GB/s, so
+    whether copies overlap compute shows in time (0 or unset: no limit). */
+static double link_gbps() {
+  static double gbps = [] {
+    const char *value = getenv("JAXON_CUDA_EMULATOR_LINK_GBPS");
+    return value && *value ? strtod(value, nullptr) : 0.0;
+  }();
+  return gbps;
+}
+
+void slow_copy(size_t bytes, bool link) {
+  double us = (double)copy_delay_us();
+  if (link && link_gbps() > 0) us += (double)bytes / (link_gbps() * 1e3);
+  if (us >= 1) usleep((useconds_t)us);
 }
 
 }  // namespace jaxon_emu
@@ -468,7 +480,7 @@ static CUresult host_copy(void *dst, const void *src, size_t bytes, CUstream str
   CUstream_st &s = stream_of(stream);
   if (is_pinned_range(host, bytes)) {
     s.push([=] {
-      slow_copy();
+      slow_copy(bytes, true);
       if (sticky_error() == CUDA_SUCCESS) memcpy(dst, src, bytes);
     });
     return CUDA_SUCCESS;
@@ -500,7 +512,23 @@ EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t by
   if (bytes == 0) return CUDA_SUCCESS;
   if (!is_device_range(dst, bytes) || !is_device_range(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
   stream_of(stream).push([=] {
-    slow_copy();
+    slow_copy(bytes, false);
+    if (sticky_error() == CUDA_SUCCESS) memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+  });
+  return CUDA_SUCCESS;
+}
+
+/** A copy between any two pinned host or device ranges (the unified address space). */
+EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream) {
+  REQUIRE_HEALTHY();
+  REQUIRE_STREAM(stream);
+  if (bytes == 0) return CUDA_SUCCESS;
+  const bool dst_device = is_device_range(dst, bytes), src_device = is_device_range(src, bytes);
+  if ((!dst_device && !is_pinned_range((const void *)(uintptr_t)dst, bytes)) ||
+      (!src_device && !is_pinned_range((const void *)(uintptr_t)src, bytes)))
+    return CUDA_ERROR_INVALID_VALUE;
+  stream_of(stream).push([=] {
+    slow_copy(bytes, dst_device != src_device);
     if (sticky_error() == CUDA_SUCCESS) memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
   });
   return CUDA_SUCCESS;

@@ -44,7 +44,9 @@ bool is_device_range(CUdeviceptr p, size_t n);
 bool is_pinned_range(const void *p, size_t n);
 
 /** JAXON_CUDA_EMULATOR_COPY_DELAY_US before each asynchronous copy, so a missing wait on a copy shows. */
-void slow_copy();
+/** Before an asynchronous copy of `bytes`: JAXON_CUDA_EMULATOR_COPY_DELAY_US, plus, for a copy between pinned
+    host and device memory (`link`), the time JAXON_CUDA_EMULATOR_LINK_GBPS gives it (a PCIe/NVLink-C2C stand-in). */
+void slow_copy(size_t bytes, bool link);
 
 struct ModuleState;
 

@@ -47,7 +47,7 @@ void run(const NodeWork &w) {
       run_launch(w.launch);
       return;
     case NodeKind::Memcpy:
-      slow_copy();
+      slow_copy(w.bytes, (w.dst_memory == Memory::Device) != (w.src_memory == Memory::Device));
       if (sticky_error() == CUDA_SUCCESS) memmove(w.dst, w.src, w.bytes);
       return;
     case NodeKind::Memset:

@@ -23,8 +23,10 @@ export function describePlan(plan: ProgramPlan, indent = ''): string {
       lines.push(`${indent}${k}: copy ${name(s.src)} -> ${name(s.dst)} [${s.label}]${window}`);
     }
     else {
-      lines.push(`${indent}${k}: ${s.eqn.primitive} (${s.inputs.map(name).join(', ')}) -> (${s.outputs.map(name).join(', ')})`);
       const layout = plan.calls.get(k)!;
+      // a scan's xs copied to the device one iteration ahead (CallLayout.prefetch): which, and the slices' bytes
+      const prefetch = layout.prefetch.length ? ` {prefetch ${layout.prefetch.map((f) => `xs[${f.xs}] 2 x ${f.bytes} B`).join(', ')}}` : '';
+      lines.push(`${indent}${k}: ${s.eqn.primitive} (${s.inputs.map(name).join(', ')}) -> (${s.outputs.map(name).join(', ')})${prefetch}`);
       const plans = layout.plans;
       const parts = plans.primitive === 'scan' ? [['body', plans.body] as const]
         : plans.primitive === 'while' ? [['cond', plans.cond] as const, ['body', plans.body] as const]

@@ -61,6 +61,23 @@ export interface CallLayout {
   carryOffsets: number[];
   predicateOffset: number;
   nestedOffset: Bytes;
+  /**
+   * scan with PlanOptions.prefetchScanInputs: the xs in pinned host memory whose slice the body only copies to the
+   * device (on the h2d stream); the runner copies slice t+1 into one of two device regions (offsets in the device
+   * scratch) while the body runs on slice t, and runs the body on the region (its copy becomes device to device).
+   */
+  prefetch: ScanPrefetch[];
+}
+
+export type ScanPrefetchMode = 'off' | 'auto' | 'always';
+
+export interface ScanPrefetch {
+  /** which xs (0 = the scan's first xs) */
+  xs: number;
+  /** bytes of one slice */
+  bytes: number;
+  /** the two device regions, in the step's device scratch */
+  offsets: [number, number];
 }
 
 export interface PlanOptions {
@@ -68,6 +85,13 @@ export interface PlanOptions {
   alignment: number;
   /** flat argument indices whose storage outputs may reuse */
   donated?: ReadonlySet<number>;
+  /**
+   * Reserve device scratch for prefetching scan inputs that live in pinned host memory (CallLayout.prefetch): the
+   * CUDA runner overlaps the copy of iteration t+1's slice with iteration t; the CPU has nothing to overlap. 'auto'
+   * prefetches when that does not raise the program's device footprint (arena and outputs), as offloading is
+   * there to save device memory; 'always' trades the memory for the overlap. Default 'off'.
+   */
+  prefetchScanInputs?: ScanPrefetchMode;
 }
 
 export const bufferBytes = (b: Pick<ProgramBuffer, 'size' | 'dtype'>): number => b.size * itemsize(b.dtype);
@@ -126,7 +150,7 @@ export class ProgramPlan {
     nested: Map<JaxprEqn, CallPlans> = new Map(),
   ) {
     const { buffers, steps } = program;
-    for (const [i, step] of steps.entries()) if (step.kind === 'call') this.calls.set(i, callLayout(step, options.alignment, nested));
+    for (const [i, step] of steps.entries()) if (step.kind === 'call') this.calls.set(i, callLayout(step, options, nested));
 
     // outputs: one slot per distinct value/temp buffer
     this.outputSlots = [];
@@ -411,6 +435,20 @@ function inPlaceSafe(program: Program, step: number, arg: number, out: number): 
  * the pinned-host arena).
  */
 export function planJaxpr(jaxpr: Jaxpr, consts: readonly unknown[], options: PlanOptions): ProgramPlan {
+  if (options.prefetchScanInputs !== 'auto') return planOrders(jaxpr, consts, options);
+  const prefetching = planOrders(jaxpr, consts, { ...options, prefetchScanInputs: 'always' });
+  if (![...prefetching.allPlans()].some((p) => [...p.calls.values()].some((c) => c.prefetch.length > 0))) return prefetching;
+  const plain = planOrders(jaxpr, consts, { ...options, prefetchScanInputs: 'off' });
+  return deviceFootprint(prefetching) <= deviceFootprint(plain) ? prefetching : plain;
+}
+
+/** Device bytes a call needs: the arena plus the outputs not written into donated arguments. */
+function deviceFootprint(p: ProgramPlan): number {
+  const { output, alias } = p.outputBytes();
+  return p.arena.device + output.device - alias.device;
+}
+
+function planOrders(jaxpr: Jaxpr, consts: readonly unknown[], options: PlanOptions): ProgramPlan {
   const program = fuseJaxpr(jaxpr);
   const nested = new Map<JaxprEqn, CallPlans>();
   const plan = new ProgramPlan(program, consts, options, nested);
@@ -433,9 +471,31 @@ export function planJaxpr(jaxpr: Jaxpr, consts: readonly unknown[], options: Pla
   return best;
 }
 
-const nestedPlan = (closed: ClosedJaxpr, alignment: number) => planJaxpr(closed.jaxpr, closed.consts, { alignment });
+const nestedPlan = (closed: ClosedJaxpr, options: PlanOptions) =>
+  planJaxpr(closed.jaxpr, closed.consts, { alignment: options.alignment, prefetchScanInputs: options.prefetchScanInputs ?? 'off' });
 
-function callLayout(step: ProgramCall, alignment: number, nested: Map<JaxprEqn, CallPlans>): CallLayout {
+/**
+ * The bytes of one slice of a scan body's argument `index` when its slices can be prefetched: it lives in pinned
+ * host memory, is no output of the body, and every step that reads it is a copy to the device on the h2d stream
+ * (so the runner can bind a device region in its place and the copies stay ordered behind the prefetch on that
+ * stream); otherwise null.
+ */
+function prefetchableSlice(body: ProgramPlan, index: number): number | null {
+  const { buffers, steps, outputs } = body.program;
+  const ids = buffers.flatMap((b, id) => (b.kind === 'argument' && b.index === index ? [id] : []));
+  if (ids.length !== 1) return null;
+  const id = ids[0]!;
+  if (buffers[id]!.memoryKind !== 'pinned_host' || outputs.some((o) => 'buffer' in o && o.buffer === id)) return null;
+  const readers = steps.flatMap((s, k) => (stepBuffers(s).reads.includes(id) ? [k] : []));
+  const copiedToDevice = (k: number) => {
+    const s = steps[k]!;
+    return s.kind === 'copy' && buffers[s.dst]!.memoryKind === 'device' && body.transfers.some((t) => t.step === k && t.stream === 'h2d');
+  };
+  return readers.length > 0 && readers.every(copiedToDevice) ? bufferBytes(buffers[id]!) : null;
+}
+
+function callLayout(step: ProgramCall, options: PlanOptions, nested: Map<JaxprEqn, CallPlans>): CallLayout {
+  const { alignment } = options;
   const e = step.eqn;
   const made = nested.get(e);
   let plans: CallPlans;
@@ -444,16 +504,16 @@ function callLayout(step: ProgramCall, alignment: number, nested: Map<JaxprEqn, 
   const avalBytes = (a: { shape: readonly number[]; dtype: import('../core/dtype.js').DType }) => a.shape.reduce((x, d) => x * d, 1) * itemsize(a.dtype);
   if (e.primitive === 'scan') {
     const p = e.params as PrimitiveParams['scan'];
-    plans = made ?? { primitive: 'scan', body: nestedPlan(p.jaxpr, alignment) };
+    plans = made ?? { primitive: 'scan', body: nestedPlan(p.jaxpr, options) };
     carries = e.outVars.slice(0, p.numCarry).map((v) => ({ bytes: avalBytes(v.aval), kind: memoryKindOf(v.aval) }));
   } else if (e.primitive === 'while') {
     const p = e.params as PrimitiveParams['while'];
-    plans = made ?? { primitive: 'while', cond: nestedPlan(p.condJaxpr, alignment), body: nestedPlan(p.bodyJaxpr, alignment) };
+    plans = made ?? { primitive: 'while', cond: nestedPlan(p.condJaxpr, options), body: nestedPlan(p.bodyJaxpr, options) };
     carries = e.outVars.map((v) => ({ bytes: avalBytes(v.aval), kind: memoryKindOf(v.aval) }));
     predicate = true;
   } else if (e.primitive === 'cond') {
     const p = e.params as PrimitiveParams['cond'];
-    plans = made ?? { primitive: 'cond', branches: p.branches.map((b) => nestedPlan(b, alignment)) };
+    plans = made ?? { primitive: 'cond', branches: p.branches.map((b) => nestedPlan(b, options)) };
   } else if (e.primitive === 'debug_callback' || e.primitive === 'pure_callback') {
     plans = { primitive: e.primitive };
   } else {
@@ -474,5 +534,18 @@ function callLayout(step: ProgramCall, alignment: number, nested: Map<JaxprEqn, 
     // the nested plans run one at a time, so they share one region
     scratch[kind] += Math.max(0, ...nestedPlans(plans).map((n) => n.arena[kind]));
   }
-  return { plans, scratch, scratchOffset: zeroBytes(), carryOffsets, predicateOffset, nestedOffset };
+  const prefetch: ScanPrefetch[] = [];
+  if (plans.primitive === 'scan' && options.prefetchScanInputs && options.prefetchScanInputs !== 'off') {
+    const p = e.params as PrimitiveParams['scan'];
+    const xsCount = e.inputs.length - p.numConsts - p.numCarry;
+    for (let xs = 0; xs < xsCount && p.length >= 2; xs++) {
+      const bytes = prefetchableSlice(plans.body, p.numConsts + p.numCarry + xs);
+      if (bytes === null || bytes === 0) continue;
+      const first = scratch.device;
+      const second = align(first + bytes, alignment);
+      scratch.device = align(second + bytes, alignment);
+      prefetch.push({ xs, bytes, offsets: [first, second] });
+    }
+  }
+  return { plans, scratch, scratchOffset: zeroBytes(), carryOffsets, predicateOffset, nestedOffset, prefetch };
 }

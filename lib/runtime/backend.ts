@@ -6,7 +6,7 @@
 // backend's arena alignment) and compiled into a ProgramExecutable.
 import type { Array } from '../core/array.js';
 import type { Plan } from '../compiler/lower.js';
-import type { ProgramPlan } from '../compiler/plan.js';
+import type { ProgramPlan, ScanPrefetchMode } from '../compiler/plan.js';
 import type { MemoryKind, ShapedArray } from '../core/primitives.js';
 
 /** Memory that holds one array's elements on some device. */
@@ -30,6 +30,8 @@ export interface Backend {
   readonly platform: 'cpu' | 'cuda';
   /** Byte alignment of arena offsets in this backend's program plans. */
   readonly planAlignment: number;
+  /** Whether plans reserve device scratch to prefetch scan inputs from pinned host memory (PlanOptions.prefetchScanInputs). */
+  readonly prefetchesScanInputs: ScanPrefetchMode;
   /** Copies host bytes into a new buffer of a memory kind ('device' by default). */
   fromHost(bytes: Uint8Array, memoryKind?: MemoryKind): DeviceBuffer;
   /** Copies a buffer's bytes to the host. */

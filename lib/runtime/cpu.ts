@@ -51,6 +51,7 @@ class CpuBackend implements Backend {
   readonly platform = 'cpu' as const;
   /** CPU arenas and outputs are aligned to a cache line. */
   readonly planAlignment = 64;
+  readonly prefetchesScanInputs = 'off';
 
   /** Both memory kinds are ordinary host memory on the CPU. */
   fromHost(bytes: Uint8Array): CpuBuffer {

@@ -106,6 +106,18 @@ export interface CudaProgramSpec {
   events: number;
   /** Run as a CUDA graph: built on the first run, relaunched, and updated in place when the pointers change. */
   graph?: boolean;
+  /**
+   * false: the copy streams do not first wait for the compute stream, nor for the last writers of the slots (default
+   * true: a run is ordered after the work queued before it). Only for copies the caller orders itself, such as a
+   * scan's next input slice, read from an input the scan does not write into a region only prefetches write.
+   */
+  fork?: boolean;
+  /**
+   * false: the compute stream does not wait for the copy streams at the end of a run, so a copy stays in flight
+   * while later work runs; a later run that touches the same copy stream joins it (its slots are not marked
+   * ordered on compute). Not with `graph`.
+   */
+  join?: boolean;
   ops: readonly CudaProgramOp[];
 }
 

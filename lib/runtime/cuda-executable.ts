@@ -33,7 +33,7 @@ import { Storage } from '../core/memory.js';
 import type { MemoryKind, PrimitiveParams } from '../core/primitives.js';
 import { describePlan } from '../compiler/describe-plan.js';
 import type { Program } from '../compiler/fuse.js';
-import { type CallLayout, type ProgramPlan, bufferBytes, nestedPlans } from '../compiler/plan.js';
+import { type CallLayout, type ProgramPlan, type ScanPrefetchMode, bufferBytes, nestedPlans } from '../compiler/plan.js';
 import { launchOutputCount } from '../compiler/schedule.js';
 import { type CudaKernelSource, renderCuda } from '../compiler/render/cuda.js';
 import type { ProgramExecutable } from './backend.js';
@@ -41,6 +41,19 @@ import type { CudaBackend, CudaBuffer } from './cuda.js';
 import type { CudaBufferHandle, CudaFunctionHandle, CudaProgramHandle, CudaProgramOp, CudaProgramRef, CudaProgramSpec, CudaProgramStats } from './cuda-addon.js';
 import { type Track, profiling, record, recordSpan } from '../profiler.js';
 import { native } from './native.js';
+
+/**
+ * Whether scans prefetch their inputs that live in pinned host memory: the copy of iteration t+1's slice runs on
+ * the h2d stream while iteration t computes (CallLayout.prefetch), at the cost of device memory for the slices in
+ * flight. By default ('auto') where that costs no device memory (the program's footprint does not grow);
+ * JAXON_CUDA_SCAN_PREFETCH=1 always, =0 never, and never with JAXON_CUDA_SERIAL_TRANSFERS=1 (every copy on the
+ * compute stream). Read when a program is planned, as XLA_FLAGS are.
+ */
+export function scanPrefetchMode(): ScanPrefetchMode {
+  const setting = process.env['JAXON_CUDA_SCAN_PREFETCH'];
+  if (setting === '0' || process.env['JAXON_CUDA_SERIAL_TRANSFERS'] === '1') return 'off';
+  return setting === '1' ? 'always' : 'auto';
+}
 
 /** XLA's default minimum size of a command buffer (xla_gpu_graph_min_graph_size): shorter stretches launch op by op. */
 const GRAPH_MIN_LAUNCHES = 5;
@@ -108,6 +121,8 @@ export class CudaExecutable implements ProgramExecutable {
   readonly #consts: CudaBuffer[];
   readonly #slots: { args: number; consts: number; outputs: number; literals: number; arena: Record<MemoryKind, number>; count: number };
   readonly #nested = new Map<ProgramPlan, CudaExecutable>();
+  /** scan input slices copied ahead of their iteration (CallLayout.prefetch), over every run */
+  #prefetches = 0;
 
   constructor(
     readonly backend: CudaBackend,
@@ -117,6 +132,11 @@ export class CudaExecutable implements ProgramExecutable {
     compile = true,
     /** what a failure on the device names: 'jax.jit(f)' */
     readonly label = 'a compiled program',
+    /**
+     * argument indices the caller binds to device memory although the plan has them in pinned host memory (a scan's
+     * prefetched xs): their copies are device to device, on the compute stream rather than in a transfer window
+     */
+    readonly deviceArgs: ReadonlySet<number> = new Set(),
   ) {
     this.program = plan.program;
     this.#generation = backend.generation;
@@ -163,7 +183,10 @@ export class CudaExecutable implements ProgramExecutable {
       const step = steps[k] as Extract<Program['steps'][number], { kind: 'call' }>;
       for (const n of nestedPlans(p)) {
         if (this.#nested.has(n)) continue;
-        this.#nested.set(n, new CudaExecutable(backend, n, this.#nestedAlignments(layout, n, step), false, label));
+        // a scan's prefetched xs arrive in device memory: the body copies them on the compute stream
+        const scan = step.eqn.params as PrimitiveParams['scan'];
+        const deviceArgs = new Set(layout.prefetch.map((f) => scan.numConsts + scan.numCarry + f.xs));
+        this.#nested.set(n, new CudaExecutable(backend, n, this.#nestedAlignments(layout, n, step), false, label, deviceArgs));
       }
     }
     if (compile) this.#load();
@@ -302,7 +325,11 @@ export class CudaExecutable implements ProgramExecutable {
     const waits = new Map<number, number[]>();
     // JAXON_CUDA_SERIAL_TRANSFERS=1 keeps every copy on the compute stream, in step order (to tell a transfer race from anything else)
     const serial = process.env['JAXON_CUDA_SERIAL_TRANSFERS'] === '1';
-    const transfers = serial ? [] : this.plan.transfers.filter((t) => t.step >= from && t.step < to && t.stream !== 'compute');
+    const fromDeviceArg = (k: number) => {
+      const s = steps[k]!;
+      return s.kind === 'copy' && buffers[s.src]!.kind === 'argument' && this.deviceArgs.has(buffers[s.src]!.index!);
+    };
+    const transfers = serial ? [] : this.plan.transfers.filter((t) => t.step >= from && t.step < to && t.stream !== 'compute' && !fromDeviceArg(t.step));
     const issued: { stream: string; done: number; before: number }[] = [];
     const startTransfers = (position: number) => {
       for (const t of transfers) {
@@ -385,6 +412,13 @@ export class CudaExecutable implements ProgramExecutable {
       for (const piece of e.#pieces) if (piece.kind === 'segment') out.push(native().cudaProgramStats(piece.program));
     }
     return out;
+  }
+
+  /** Scan input slices this program and its nested ones copied to the device one iteration ahead, over every run. */
+  get scanPrefetches(): number {
+    let n = 0;
+    for (const e of this.#allExecutables()) n += e.#prefetches;
+    return n;
   }
 
   get kernelCount(): number {
@@ -526,15 +560,29 @@ export class CudaExecutable implements ProgramExecutable {
         const yBytes = ys.map((y) => bytesOf(y) / length);
         const xRefs = xs.map(ref);
         const yRefs = ys.map(ref);
+        const index = (t: number) => (reverse ? length - 1 - t : t);
+        // prefetched xs (layout.prefetch): while the body runs on slice t in one device region, slice t+1 is copied
+        // into the other on the h2d stream. Per iteration: the compute stream waits for the copies queued so far
+        // (slice t); the next copy waits for the compute stream up to there (iteration t-1, the last reader of its
+        // region, is done) and is left in flight; then the body, whose copy of its slice reads device memory on
+        // the compute stream (the nested executable's deviceArgs).
+        const regions = layout.prefetch.map((f) => f.offsets.map((o) => at(scratch.device, o)));
+        const prefetch = (t: number) => layout.prefetch.forEach((f, k) => {
+          this.backend.prefetchRegion(regions[k]![t % 2]!, at(xRefs[f.xs]!, index(t) * f.bytes), f.bytes, t === 0);
+          this.#prefetches++;
+        });
+        if (regions.length) prefetch(0);
         for (let t = 0; t < length; t++) {
-          const i = reverse ? length - 1 - t : t;
+          const i = index(t);
           const cur = t === 0 ? init : slots[(length - t) % 2]!;
           const next = slots[(length - 1 - t) % 2]!;
-          body.execInto(
-            [...consts, ...cur, ...xRefs.map((x, k) => at(x, i * xBytes[k]!))],
-            [...next, ...yRefs.map((y, k) => at(y, i * yBytes[k]!))],
-            arena,
-          );
+          const xsNow = xRefs.map((x, k) => at(x, i * xBytes[k]!));
+          if (regions.length) {
+            this.backend.awaitPrefetches();
+            if (t + 1 < length) prefetch(t + 1);
+            layout.prefetch.forEach((f, k) => { xsNow[f.xs] = regions[k]![t % 2]!; });
+          }
+          body.execInto([...consts, ...cur, ...xsNow], [...next, ...yRefs.map((y, k) => at(y, i * yBytes[k]!))], arena);
         }
       };
     }

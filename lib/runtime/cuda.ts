@@ -17,7 +17,7 @@
 // of the device resets it (a fresh context, kernels loaded again from the
 // NVRTC cache, native programs rebuilt by their executables).
 import type { BufferRef, Plan } from '../compiler/lower.js';
-import type { ProgramPlan } from '../compiler/plan.js';
+import type { ProgramPlan, ScanPrefetchMode } from '../compiler/plan.js';
 import { kernelJson } from '../compiler/kernel-ir.js';
 import { type CudaKernelSource, renderCuda } from '../compiler/render/cuda.js';
 import { itemsize } from '../core/dtype.js';
@@ -28,7 +28,7 @@ import type { Backend, DeviceBuffer } from './backend.js';
 import type {
   CudaBufferHandle, CudaDeviceInfo, CudaFunctionHandle, CudaMemoryKind, CudaMemoryStats, CudaProgramHandle,
 } from './cuda-addon.js';
-import { CudaExecutable } from './cuda-executable.js';
+import { CudaExecutable, scanPrefetchMode } from './cuda-executable.js';
 import { DeviceHealth } from './cuda-health.js';
 import { Device } from './device.js';
 import { native } from './native.js';
@@ -133,11 +133,18 @@ export class CudaBackend implements Backend {
   readonly platform = 'cuda' as const;
   /** Arena offsets are 256-byte aligned, like cudaMalloc's pointers (vector loads, TMA). */
   readonly planAlignment = 256;
+  /** Read when a program is planned, as XLA_FLAGS are (cuda-executable.ts, scanPrefetchMode). */
+  get prefetchesScanInputs(): ScanPrefetchMode {
+    return scanPrefetchMode();
+  }
   readonly target: CudaTarget;
   /** Whether the device's state is there, and which context (generation) buffers and programs belong to. */
   readonly health: DeviceHealth;
   /** Native programs of one copy of N bytes (slots [dst, src]), for copies between regions of buffers. */
   #copyPrograms = new Map<number, CudaProgramHandle>();
+  /** Native programs of one h2d copy left in flight (prefetchRegion), by bytes (negative: first), and the one that waits for them. */
+  #prefetchPrograms = new Map<number, CudaProgramHandle>();
+  #prefetchJoin: CudaProgramHandle | undefined;
   #staging: CudaBuffer | undefined;
   #functions = new Map<string, LoadedKernel>();
   #loading = new Map<string, Promise<LoadedKernel>>();
@@ -191,6 +198,8 @@ export class CudaBackend implements Backend {
     this.health.resetDone();
     this.#functions.clear();
     this.#copyPrograms.clear();
+    this.#prefetchPrograms.clear();
+    this.#prefetchJoin = undefined;
     this.#staging = undefined;
   }
 
@@ -249,6 +258,43 @@ export class CudaBackend implements Backend {
       this.#copyPrograms.set(bytes, program);
     }
     this.guarded(() => native().cudaProgramRun(program, slots, [dst.offset, src.offset]));
+  }
+
+  /**
+   * Queues a copy of `bytes` bytes on the h2d stream after the work queued so far on the compute stream, and leaves
+   * it in flight: the compute stream does not wait for it (a scan's next input slice, copied while the current
+   * iteration computes), until awaitPrefetches(). `first`: the copy also waits for its buffers' last writers on
+   * other streams (a devicePut still copying the source); later copies from the same source queue behind it.
+   */
+  prefetchRegion(dst: { buffer: CudaBuffer; offset: number }, src: { buffer: CudaBuffer; offset: number }, bytes: number, first: boolean): void {
+    if (bytes === 0) return;
+    const key = first ? -bytes : bytes;
+    let program = this.#prefetchPrograms.get(key);
+    if (!program) {
+      // join off: nothing waits for the copy. Fork off after the first: the record/wait pair orders the copy after
+      // compute's work so far, without the per-buffer waits (the destination lies in the caller's arena, whose
+      // last writer is the iteration computing in another region of it)
+      program = this.guarded(() => native().cudaProgramCreate(this.info.handle, {
+        slotBytes: [bytes, bytes], arenaBytes: 0, events: 1, graph: false, fork: first, join: false,
+        ops: [
+          { op: 'record', stream: 'compute', event: 0 },
+          { op: 'wait', stream: 'h2d', event: 0 },
+          { op: 'copy', stream: 'h2d', dst: [0, 0], src: [1, 0], bytes },
+        ],
+      }));
+      this.#prefetchPrograms.set(key, program);
+    }
+    this.guarded(() => native().cudaProgramRun(program, [dst.buffer.handle, src.buffer.handle], [dst.offset, src.offset]));
+  }
+
+  /** Work queued on the compute stream from now on waits for every prefetchRegion() copy queued so far. */
+  awaitPrefetches(): void {
+    this.#prefetchJoin ??= this.guarded(() => native().cudaProgramCreate(this.info.handle, {
+      slotBytes: [], arenaBytes: 0, events: 1, graph: false, fork: false, join: false,
+      ops: [{ op: 'record', stream: 'h2d', event: 0 }, { op: 'wait', stream: 'compute', event: 0 }],
+    }));
+    const join = this.#prefetchJoin;
+    this.guarded(() => native().cudaProgramRun(join, [], []));
   }
 
   /** Reads `bytes` (at most 16) at a region back to the host, waiting for the work that writes them. */

@@ -9,6 +9,7 @@ import type { Device } from './device.js';
 
 /** `label` names the program in a device failure's message ('jax.jit(f)'). */
 export function compileForDevice(device: Device, jaxpr: Jaxpr, consts: readonly Array[] = [], donated?: ReadonlySet<number>, label?: string): ProgramExecutable {
-  const plan = planJaxpr(jaxpr, consts, { alignment: device.backend.planAlignment, ...(donated ? { donated } : {}) });
+  const { planAlignment: alignment, prefetchesScanInputs: prefetchScanInputs } = device.backend;
+  const plan = planJaxpr(jaxpr, consts, { alignment, prefetchScanInputs, ...(donated ? { donated } : {}) });
   return device.backend.compileProgram(plan, label);
 }

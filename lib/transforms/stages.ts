@@ -20,6 +20,7 @@ import { describePlan } from '../compiler/describe-plan.js';
 import { type ProgramPlan, planJaxpr } from '../compiler/plan.js';
 import type { ProgramExecutable } from '../runtime/backend.js';
 import { type Device, devices } from '../runtime/device.js';
+import { scanPrefetchMode } from '../runtime/cuda-executable.js';
 
 export type { KernelInfo, MemoryAnalysis } from '../compiler/analysis.js';
 
@@ -104,7 +105,7 @@ function makeCompiled(lowered: Lowered, info: LoweredInfo): Compiled {
   const device = deviceFor(platform);
   const plan = device
     ? info.executable(device).plan
-    : planJaxpr(lowered.jaxpr.jaxpr, lowered.jaxpr.consts, { alignment: CUDA_ALIGNMENT, donated: info.donated });
+    : planJaxpr(lowered.jaxpr.jaxpr, lowered.jaxpr.consts, { alignment: CUDA_ALIGNMENT, prefetchScanInputs: scanPrefetchMode(), donated: info.donated });
   let kernels: KernelInfo[] | undefined;
   const listKernels = (): KernelInfo[] => {
     kernels ??= platform === 'cpu' ? cpuKernels(info.executable(device!)) : cudaKernels(plan);
