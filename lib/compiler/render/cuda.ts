@@ -55,7 +55,7 @@ import {
 import { ParamReader } from './cuda-params.js';
 import { reduce } from './cuda-reduce.js';
 import { dot } from './cuda-dot.js';
-import { concatenate, indexed, scatter } from './cuda-kernels.js';
+import { indexed } from './cuda-indexed.js';
 import { decisionComment, elementwiseVectorWidth } from './cuda-decisions.js';
 
 const { computeType, loadValue, storageType, storeValue } = CUDA_TYPES;
@@ -138,14 +138,14 @@ function renderKernel(k: Kernel, params: readonly number[], alignments: number[]
   switch (k.kind) {
     case 'elementwise': return elementwise(k, params, alignments);
     case 'reduce': return reduce(k, params, name);
-    case 'cumulative': return indexed(k, params);
+    case 'cumulative': return indexed(k, params, name);
     case 'dot': return dot(k, params);
-    case 'pad': return indexed(k, params);
-    case 'concatenate': return concatenate(k, params);
-    case 'dynamic_slice': return indexed(k, params);
-    case 'dynamic_update_slice': return indexed(k, params);
-    case 'gather': return indexed(k, params);
-    case 'scatter': return scatter(k, params, name);
+    case 'pad': return indexed(k, params, name);
+    case 'concatenate': return indexed(k, params, name);
+    case 'dynamic_slice': return indexed(k, params, name);
+    case 'dynamic_update_slice': return indexed(k, params, name);
+    case 'gather': return indexed(k, params, name);
+    case 'scatter': return indexed(k, params, name);
   }
 }
 
