@@ -5,7 +5,7 @@
 import { type DType, isFloating, isUnsigned } from '../../core/dtype.js';
 import { kernelJson, kernelName, resultOnlyNodes } from '../kernel-ir.js';
 import type { DotKernel, ElementwiseKernel, FusedReduce, Kernel, ReduceKernel } from '../kernel-ir.js';
-import { C_DIALECT, C_TYPES, ExprRenderer } from './expr.js';
+import { C_DIALECT, C_TYPES, ExprRenderer, exprsUseIota } from './expr.js';
 import { type IndexedKernel, indexedSpec } from './indexed.js';
 import { type ReductionState, reductionState } from './reduce-state.js';
 
@@ -33,26 +33,9 @@ function renderBody(k: Kernel, name: string): string {
 
 const indent = (lines: string[], n: number) => lines.flatMap((l) => l.split('\n')).map((l) => ' '.repeat(n) + l).join('\n');
 
-function usesIota(k: ElementwiseKernel): boolean {
-  const seen = new Set<object>();
-  const walk = (e: import('../kernel-ir.js').Expr): boolean => {
-    if (seen.has(e)) return false;
-    seen.add(e);
-    switch (e.op) {
-      case 'iota': return true;
-      case 'input': case 'literal': return false;
-      case 'unary': case 'convert': return walk(e.x);
-      case 'binary': case 'compare': return walk(e.x) || walk(e.y);
-      case 'select': return walk(e.predicate) || e.cases.some(walk);
-      case 'clamp': return walk(e.lo) || walk(e.x) || walk(e.hi);
-    }
-  };
-  return k.outputs.some((o) => walk(o.expr));
-}
-
 function elementwise(k: ElementwiseKernel, name: string): string {
   const strided = k.inputs.map((inp, i) => (inp.access === 'strided' ? i : -1)).filter((i) => i >= 0);
-  const needsCoords = strided.length > 0 || usesIota(k);
+  const needsCoords = strided.length > 0 || exprsUseIota(k.outputs.map((o) => o.expr));
   const nOut = k.outputs.length;
   const decls: string[] = [
     'const int64_t n = params[0];',

@@ -47,7 +47,7 @@ import { isFloating } from '../../core/dtype.js';
 import { primitivesWith } from '../../core/traits.js';
 import { kernelJson, kernelName } from '../kernel-ir.js';
 import type { ElementwiseKernel, Expr, Kernel } from '../kernel-ir.js';
-import { CUDA_DIALECT, CUDA_TYPES, ExprRenderer } from './expr.js';
+import { CUDA_DIALECT, CUDA_TYPES, ExprRenderer, exprsUseIota, someNode } from './expr.js';
 import {
   BLOCK, type BufferArg, type RenderedKernel, dotStrides, gridStride, indent, indexType, int, parameterList, strideGrid,
   unravel, viewReach,
@@ -185,29 +185,6 @@ const TRANSCENDENTAL = primitivesWith('libmCall');
 /** Whether any expr calls a libm-sized function. */
 function exprsUseTranscendentals(exprs: readonly Expr[]): boolean {
   return someNode(exprs, (e) => (e.op === 'unary' || e.op === 'binary') && TRANSCENDENTAL.has(e.name) && isFloating(e.dtype));
-}
-
-/** Whether any output expr reads an iota node. */
-export function exprsUseIota(exprs: readonly Expr[]): boolean {
-  return someNode(exprs, (e) => e.op === 'iota');
-}
-
-function someNode(exprs: readonly Expr[], test: (e: Expr) => boolean): boolean {
-  const seen = new Set<Expr>();
-  const walk = (e: Expr): boolean => {
-    if (seen.has(e)) return false;
-    seen.add(e);
-    if (test(e)) return true;
-    switch (e.op) {
-      case 'iota': return false;
-      case 'input': case 'literal': return false;
-      case 'unary': case 'convert': return walk(e.x);
-      case 'binary': case 'compare': return walk(e.x) || walk(e.y);
-      case 'select': return walk(e.predicate) || e.cases.some(walk);
-      case 'clamp': return walk(e.lo) || walk(e.x) || walk(e.hi);
-    }
-  };
-  return exprs.some(walk);
 }
 
 function elementwise(k: ElementwiseKernel, params: readonly number[], alignments: number[]): RenderedKernel {
