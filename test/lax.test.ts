@@ -346,6 +346,22 @@ test('scatter, scatterAdd, scatterMul, scatterMin, scatterMax: repeated indices,
   checkAgainstReference(t, () => lax.scatterAdd(jnp.array([true, false, false]), jnp.array([[1], [1], [2]], { dtype: 'int32' }), jnp.array([true, true, false]), { updateWindowDims: [], insertedWindowDims: [0], scatterDimsToOperandDims: [0] }), { message: 'bool scatterAdd' });
 });
 
+test('scatter on operands the GPU copies over several blocks: window elements in parallel, overlapping windows in order', (t) => {
+  // window axis before the batch axis, 600 window elements x 100 updates: the CPU's parallel loop, the GPU's last block
+  const rows = { updateWindowDims: [0], insertedWindowDims: [0], scatterDimsToOperandDims: [0] };
+  const idx = arr([...globalThis.Array(100).keys()].map((i) => ((i * 37) % 70) - 3), [100, 1], 'int32');
+  for (const f of [lax.scatter, lax.scatterAdd, lax.scatterMax]) {
+    checkAgainstReference(t, () => f(data([64, 600], 'int32', 60), idx, data([600, 100], 'int32', 61), rows), { message: `${f.name} window elements in parallel` });
+  }
+  checkAgainstReference(t, () => lax.scatter(data([64, 600], 'float32', 62), idx, data([600, 100], 'float32', 63), rows, { mode: 'clip' }), { message: 'scatter clip, window elements in parallel' });
+  // windows of 2 rows that overlap, so they apply one at a time in update order
+  const windows = { updateWindowDims: [1, 2], insertedWindowDims: [], scatterDimsToOperandDims: [0] };
+  const starts = arr([5, 6, 5, 2999, 0, 6, -1, 7], [8, 1], 'int32');
+  for (const f of [lax.scatter, lax.scatterAdd, lax.scatterMul]) {
+    checkAgainstReference(t, () => f(data([3000, 4], 'float32', 64), starts, data([8, 2, 4], 'float32', 65), windows), { message: `${f.name} overlapping windows` });
+  }
+});
+
 // ---- reductions ----
 
 test('reductions over various axes in several dtypes, keeping NaN', (t) => {

@@ -135,7 +135,7 @@ export interface PadKernel {
 }
 
 /**
- * params: [rank, axis, count, outShape[rank], axisOffsets[count + 1]]
+ * params: [outer (the output's elements before the axis), axisSize, inner (after it), then each input's size along the axis]
  * buffers: out, inputs... (contiguous)
  */
 export interface ConcatenateKernel {

@@ -222,13 +222,11 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
     return single({ kind: 'pad', dtype: x.dtype }, [output(0), input(0), input(1)], params);
   },
   concatenate: (ins, outs, { dimension }) => {
-    const offsets = [0];
-    for (const a of ins) offsets.push(offsets[offsets.length - 1]! + a.shape[dimension]!);
     const out = outs[0]!;
     return single(
       { kind: 'concatenate', dtype: out.dtype, count: ins.length },
       [output(0), ...ins.map((_, i) => input(i))],
-      [out.shape.length, dimension, ins.length, ...out.shape, ...offsets],
+      [sizeOf(out.shape.slice(0, dimension)), out.shape[dimension]!, sizeOf(out.shape.slice(dimension + 1)), ...ins.map((a) => a.shape[dimension]!)],
     );
   },
   dynamic_slice: (ins, _outs, { sliceSizes }) => {

@@ -4,8 +4,8 @@
 // are documented on each kernel type in ../kernel-ir.ts.
 import { type DType, isFloating, isUnsigned } from '../../core/dtype.js';
 import { kernelJson, kernelName, resultOnlyNodes } from '../kernel-ir.js';
-import type { ConcatenateKernel, DotKernel, ElementwiseKernel, FusedReduce, Kernel, ReduceKernel, ScatterKernel } from '../kernel-ir.js';
-import { C_DIALECT, C_TYPES, ExprRenderer } from './expr.js';
+import type { DotKernel, ElementwiseKernel, FusedReduce, Kernel, ReduceKernel } from '../kernel-ir.js';
+import { C_DIALECT, C_TYPES, ExprRenderer, exprsUseIota } from './expr.js';
 import { type IndexedKernel, indexedSpec } from './indexed.js';
 import { type ReductionState, reductionState } from './reduce-state.js';
 
@@ -23,36 +23,19 @@ function renderBody(k: Kernel, name: string): string {
     case 'cumulative': return indexed(k, name);
     case 'dot': return dot(k, name);
     case 'pad': return indexed(k, name);
-    case 'concatenate': return concatenate(k, name);
+    case 'concatenate': return indexed(k, name);
     case 'dynamic_slice': return indexed(k, name);
     case 'dynamic_update_slice': return indexed(k, name);
     case 'gather': return indexed(k, name);
-    case 'scatter': return scatter(k, name);
+    case 'scatter': return indexed(k, name);
   }
 }
 
 const indent = (lines: string[], n: number) => lines.flatMap((l) => l.split('\n')).map((l) => ' '.repeat(n) + l).join('\n');
 
-function usesIota(k: ElementwiseKernel): boolean {
-  const seen = new Set<object>();
-  const walk = (e: import('../kernel-ir.js').Expr): boolean => {
-    if (seen.has(e)) return false;
-    seen.add(e);
-    switch (e.op) {
-      case 'iota': return true;
-      case 'input': case 'literal': return false;
-      case 'unary': case 'convert': return walk(e.x);
-      case 'binary': case 'compare': return walk(e.x) || walk(e.y);
-      case 'select': return walk(e.predicate) || e.cases.some(walk);
-      case 'clamp': return walk(e.lo) || walk(e.x) || walk(e.hi);
-    }
-  };
-  return k.outputs.some((o) => walk(o.expr));
-}
-
 function elementwise(k: ElementwiseKernel, name: string): string {
   const strided = k.inputs.map((inp, i) => (inp.access === 'strided' ? i : -1)).filter((i) => i >= 0);
-  const needsCoords = strided.length > 0 || usesIota(k);
+  const needsCoords = strided.length > 0 || exprsUseIota(k.outputs.map((o) => o.expr));
   const nOut = k.outputs.length;
   const decls: string[] = [
     'const int64_t n = params[0];',
@@ -394,99 +377,13 @@ ${indent(store.store, 8)}
 }`;
 }
 
-function concatenate(k: ConcatenateKernel, name: string): string {
-  const t = storageType(k.dtype);
-  return `void ${name}(void **buffers, const int64_t *params) {
-  const int rank = (int)params[0], axis = (int)params[1], count = (int)params[2];
-  const int64_t *out_shape = params + 3, *offsets = params + 3 + rank;
-  ${t} *restrict out = (${t} *)buffers[0];
-  int64_t outer = 1, inner = 1;
-  for (int d = 0; d < axis; d++) outer *= out_shape[d];
-  for (int d = axis + 1; d < rank; d++) inner *= out_shape[d];
-  const int64_t total = out_shape[axis];
-  #pragma omp parallel for if (outer * total * inner > JX_PARALLEL_THRESHOLD)
-  for (int64_t o = 0; o < outer; o++) {
-    for (int c = 0; c < count; c++) {
-      const ${t} *in = (const ${t} *)buffers[1 + c];
-      const int64_t width = (offsets[c + 1] - offsets[c]) * inner;
-      if (width) memcpy(out + (o * total + offsets[c]) * inner, in + o * width, (size_t)width * sizeof(${t}));
-    }
-  }
-}`;
-}
-
-/** The statement combining updates[u] into out[dst]: integers wrap, floats follow the elementwise ops (max/min propagate NaN). */
-function scatterWrite(k: ScatterKernel, c: string): string {
-  if (k.combine === 'replace') return 'out[dst] = updates[u];';
-  const old = loadValue(k.dtype, 'out[dst]');
-  const up = loadValue(k.dtype, 'updates[u]');
-  if (isFloating(k.dtype)) {
-    const s = k.dtype === 'float64' ? 'd' : 'f';
-    const value = { add: `${old} + ${up}`, mul: `${old} * ${up}`, max: `jx_max${s}(${old}, ${up})`, min: `jx_min${s}(${old}, ${up})` }[k.combine];
-    return `out[dst] = ${storeValue(k.dtype, `(${c})(${value})`)};`;
-  }
-  // bool: add is or and mul is and (a sum of 1 + 1 must not store 2)
-  if (k.dtype === 'bool') return `out[dst] = (uint8_t)(${k.combine === 'add' || k.combine === 'max' ? 'out[dst] | updates[u]' : 'out[dst] & updates[u]'});`;
-  switch (k.combine) {
-    case 'add': return `out[dst] = (${c})((uint64_t)out[dst] + (uint64_t)updates[u]);`;
-    case 'mul': return `out[dst] = (${c})((uint64_t)out[dst] * (uint64_t)updates[u]);`;
-    case 'max': return 'if (updates[u] > out[dst]) out[dst] = updates[u];';
-    case 'min': return 'if (updates[u] < out[dst]) out[dst] = updates[u];';
-  }
-}
-
-function scatter(k: ScatterKernel, name: string): string {
-  const t = storageType(k.dtype);
-  const ti = storageType(k.indexDtype);
-  const c = computeType(k.dtype);
-  const write = scatterWrite(k, c);
-  // Sequential in update order, so repeated indices resolve like XLA on one thread (last write wins).
-  return `void ${name}(void **buffers, const int64_t *params) {
-  const int op_rank = (int)params[0], up_rank = (int)params[1], vec = (int)params[2];
-  const int64_t n_operand = params[3], n_update = params[4];
-  const int64_t *op_shape = params + 5, *up_shape = op_shape + op_rank;
-  const int64_t *up_to_operand = up_shape + up_rank, *up_to_batch = up_to_operand + up_rank;
-  const int64_t *dims_to_operand = up_to_batch + up_rank, *window = dims_to_operand + vec;
-  ${t} *out = (${t} *)buffers[0];
-  const ${t} *in = (const ${t} *)buffers[1];
-  const ${ti} *restrict indices = (const ${ti} *)buffers[2];
-  const ${t} *restrict updates = (const ${t} *)buffers[3];
-  if (out != in) memcpy(out, in, (size_t)n_operand * sizeof(${t}));
-  int64_t batch_shape[JX_MAX_RANK];
-  for (int d = 0; d < up_rank; d++) if (up_to_batch[d] >= 0) batch_shape[up_to_batch[d]] = up_shape[d];
-  int batch_rank = 0;
-  for (int d = 0; d < up_rank; d++) if (up_to_batch[d] >= 0) batch_rank++;
-  for (int64_t u = 0; u < n_update; u++) {
-    int64_t coord[JX_MAX_RANK], batch[JX_MAX_RANK], start[JX_MAX_RANK], offset[JX_MAX_RANK], rest = u;
-    for (int d = up_rank - 1; d >= 0; d--) { coord[d] = rest % up_shape[d]; rest /= up_shape[d]; }
-    for (int d = 0; d < op_rank; d++) { start[d] = 0; offset[d] = 0; }
-    for (int d = 0; d < up_rank; d++) {
-      if (up_to_batch[d] >= 0) batch[up_to_batch[d]] = coord[d];
-      else offset[up_to_operand[d]] = coord[d];
-    }
-    int64_t row = 0;
-    for (int d = 0; d < batch_rank; d++) row = row * batch_shape[d] + batch[d];
-    int inside = 1;
-    for (int v = 0; v < vec; v++) {
-      const int64_t axis = dims_to_operand[v], hi = op_shape[axis] - window[axis];
-      int64_t s = (int64_t)indices[row * vec + v];
-      if (s < 0 || s > hi) { inside = 0; s = s < 0 ? 0 : hi; }
-      start[axis] = s;
-    }
-    ${k.mode === 'fill' ? 'if (!inside) continue;' : '(void)inside;'}
-    int64_t dst = 0;
-    for (int d = 0; d < op_rank; d++) dst = dst * op_shape[d] + start[d] + offset[d];
-    ${write}
-  }
-}`;
-}
-
 /**
  * An indexed.ts kernel for the CPU: params read at run time (one compiled kernel serves every shape), each loop an
- * OpenMP parallel loop over its elements, or the memcpy the spec allows.
+ * OpenMP parallel loop over its elements, or the memcpy the spec allows; loops run in turn, so a loop that rereads
+ * what the ones before it wrote needs nothing more.
  */
 function indexed(k: IndexedKernel, name: string): string {
-  const spec = indexedSpec(k, C_TYPES);
+  const spec = indexedSpec(k, C_DIALECT);
   const lines = ['typedef int64_t jx_index;'];
   // each param's index: a count of scalars plus the lengths of the arrays before it
   let scalarsBefore = 0;
@@ -513,8 +410,17 @@ function indexed(k: IndexedKernel, name: string): string {
     const count = `jx_count${j}`;
     lines.push(`jx_index ${count} = 1;`);
     for (const n of loop.count) lines.push(scalars.has(n) ? `${count} *= ${n};` : `for (int d = 0; d < (int)${lengthOf.get(n)}; d++) ${count} *= ${n}[d];`);
-    const body = loop.memcpy
-      ? [`memcpy(${loop.memcpy.dst}, ${loop.memcpy.src}, (size_t)${count} * sizeof(*${loop.memcpy.dst}));`]
+    const copy = loop.memcpy;
+    const body = copy?.rows
+      ? [
+          `if (${count} > 0) {`,
+          `  const jx_index jx_run = ${count} / ${copy.rows.count};`,
+          `  #pragma omp parallel for if (${count} > JX_PARALLEL_THRESHOLD)`,
+          `  for (jx_index row = 0; row < ${copy.rows.count}; row++) memcpy(${copy.dst} + ${copy.rows.dst}, ${copy.src} + ${copy.rows.src}, (size_t)jx_run * sizeof(*${copy.dst}));`,
+          '}',
+        ]
+      : copy
+      ? [`memcpy(${copy.dst}, ${copy.src}, (size_t)${count} * sizeof(*${copy.dst}));`]
       : [
           `#pragma omp parallel for if (${count}${loop.workPerElement ? ` * ${loop.workPerElement}` : ''} > JX_PARALLEL_THRESHOLD)`,
           `for (jx_index i = 0; i < ${count}; i++) {`,

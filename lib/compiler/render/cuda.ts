@@ -47,7 +47,7 @@ import { isFloating } from '../../core/dtype.js';
 import { primitivesWith } from '../../core/traits.js';
 import { kernelJson, kernelName } from '../kernel-ir.js';
 import type { ElementwiseKernel, Expr, Kernel } from '../kernel-ir.js';
-import { CUDA_DIALECT, CUDA_TYPES, ExprRenderer } from './expr.js';
+import { CUDA_DIALECT, CUDA_TYPES, ExprRenderer, exprsUseIota, someNode } from './expr.js';
 import {
   BLOCK, type BufferArg, type RenderedKernel, dotStrides, gridStride, indent, indexType, int, parameterList, strideGrid,
   unravel, viewReach,
@@ -55,7 +55,7 @@ import {
 import { ParamReader } from './cuda-params.js';
 import { reduce } from './cuda-reduce.js';
 import { dot } from './cuda-dot.js';
-import { concatenate, indexed, scatter } from './cuda-kernels.js';
+import { indexed } from './cuda-indexed.js';
 import { decisionComment, elementwiseVectorWidth } from './cuda-decisions.js';
 
 const { computeType, loadValue, storageType, storeValue } = CUDA_TYPES;
@@ -138,14 +138,14 @@ function renderKernel(k: Kernel, params: readonly number[], alignments: number[]
   switch (k.kind) {
     case 'elementwise': return elementwise(k, params, alignments);
     case 'reduce': return reduce(k, params, name);
-    case 'cumulative': return indexed(k, params);
+    case 'cumulative': return indexed(k, params, name);
     case 'dot': return dot(k, params);
-    case 'pad': return indexed(k, params);
-    case 'concatenate': return concatenate(k, params);
-    case 'dynamic_slice': return indexed(k, params);
-    case 'dynamic_update_slice': return indexed(k, params);
-    case 'gather': return indexed(k, params);
-    case 'scatter': return scatter(k, params, name);
+    case 'pad': return indexed(k, params, name);
+    case 'concatenate': return indexed(k, params, name);
+    case 'dynamic_slice': return indexed(k, params, name);
+    case 'dynamic_update_slice': return indexed(k, params, name);
+    case 'gather': return indexed(k, params, name);
+    case 'scatter': return indexed(k, params, name);
   }
 }
 
@@ -185,29 +185,6 @@ const TRANSCENDENTAL = primitivesWith('libmCall');
 /** Whether any expr calls a libm-sized function. */
 function exprsUseTranscendentals(exprs: readonly Expr[]): boolean {
   return someNode(exprs, (e) => (e.op === 'unary' || e.op === 'binary') && TRANSCENDENTAL.has(e.name) && isFloating(e.dtype));
-}
-
-/** Whether any output expr reads an iota node. */
-export function exprsUseIota(exprs: readonly Expr[]): boolean {
-  return someNode(exprs, (e) => e.op === 'iota');
-}
-
-function someNode(exprs: readonly Expr[], test: (e: Expr) => boolean): boolean {
-  const seen = new Set<Expr>();
-  const walk = (e: Expr): boolean => {
-    if (seen.has(e)) return false;
-    seen.add(e);
-    if (test(e)) return true;
-    switch (e.op) {
-      case 'iota': return false;
-      case 'input': case 'literal': return false;
-      case 'unary': case 'convert': return walk(e.x);
-      case 'binary': case 'compare': return walk(e.x) || walk(e.y);
-      case 'select': return walk(e.predicate) || e.cases.some(walk);
-      case 'clamp': return walk(e.lo) || walk(e.x) || walk(e.hi);
-    }
-  };
-  return exprs.some(walk);
 }
 
 function elementwise(k: ElementwiseKernel, params: readonly number[], alignments: number[]): RenderedKernel {

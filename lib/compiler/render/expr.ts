@@ -285,3 +285,27 @@ export class ExprRenderer {
 function floatFn(name: string, d: DType): string {
   return d === 'float64' ? name : `${name}f`;
 }
+
+/** Whether any output expr reads an iota node. */
+export function exprsUseIota(exprs: readonly Expr[]): boolean {
+  return someNode(exprs, (e) => e.op === 'iota');
+}
+
+/** Whether any node reachable from exprs (each shared node visited once) passes `test`. */
+export function someNode(exprs: readonly Expr[], test: (e: Expr) => boolean): boolean {
+  const seen = new Set<Expr>();
+  const walk = (e: Expr): boolean => {
+    if (seen.has(e)) return false;
+    seen.add(e);
+    if (test(e)) return true;
+    switch (e.op) {
+      case 'iota': return false;
+      case 'input': case 'literal': return false;
+      case 'unary': case 'convert': return walk(e.x);
+      case 'binary': case 'compare': return walk(e.x) || walk(e.y);
+      case 'select': return walk(e.predicate) || e.cases.some(walk);
+      case 'clamp': return walk(e.lo) || walk(e.x) || walk(e.hi);
+    }
+  };
+  return exprs.some(walk);
+}

@@ -1,18 +1,21 @@
 // The data-movement kernels written once for both targets (issue 14): pad,
-// dynamic_slice, dynamic_update_slice, gather and cumulative scans. Each is a
-// spec: its run-time params in kernel-ir.ts's order, its buffers, setup
-// statements and one or more loops over elements whose bodies are plain C
-// over those names: `jx_index` integers, the params as scalars and arrays
-// (`out_shape[d]`), loops over axes marked `JX_UNROLL`. A target supplies only
-// how params arrive and how elements map to threads: the C backend reads the
-// params at run time (one compiled kernel serves every shape) and loops with
-// OpenMP; CUDA bakes them in as constants (the loops over axes unroll into
-// straight-line code) and loops grid-stride. Concatenate (a memcpy per row on
-// the CPU, one thread per element on the GPU) and scatter (sequential on the
-// CPU, a multi-block ordered strategy on the GPU) stay target-specific.
+// concatenate, dynamic_slice, dynamic_update_slice, gather, scatter and
+// cumulative scans. Each is a spec: its run-time params in kernel-ir.ts's
+// order, its buffers, setup statements and one or more loops over elements
+// whose bodies are plain C over those names: `jx_index` integers, the params
+// as scalars and arrays (`out_shape[d]`), loops over axes marked `JX_UNROLL`.
+// A target supplies only how params arrive and how elements map to threads:
+// the C backend reads the params at run time (one compiled kernel serves
+// every shape), loops with OpenMP and copies with memcpy where a spec allows;
+// CUDA bakes them in as constants (the loops over axes unroll into
+// straight-line code) and loops grid-stride. A loop that rereads what the
+// loops before it wrote (scatter's updates over its copied operand) runs
+// after them: in turn on the CPU, in the last block to finish them on the GPU.
 import { type DType, isFloating } from '../../core/dtype.js';
-import type { CumulativeKernel, DynamicSliceKernel, DynamicUpdateSliceKernel, GatherKernel, PadKernel } from '../kernel-ir.js';
-import type { DialectTypes } from './expr.js';
+import type {
+  ConcatenateKernel, CumulativeKernel, DynamicSliceKernel, DynamicUpdateSliceKernel, GatherKernel, PadKernel, ScatterKernel,
+} from '../kernel-ir.js';
+import { type Dialect, type DialectTypes, dialectTypes } from './expr.js';
 
 /** A run-time param: a scalar, or an array whose length is a scalar param named earlier. */
 export interface IndexedParam {
@@ -36,10 +39,17 @@ export interface IndexedLoop {
   /** Runs only when this holds (an expression over buffers and params). */
   when?: string;
   /**
-   * The CPU may run this loop as one memcpy(dst, src, count elements) instead: the body then only leaves out
-   * elements a later loop writes, which matters where loops run concurrently (the GPU's one kernel).
+   * The CPU may run this loop as memcpy from buffer `src` to buffer `dst` instead: one copy of all count elements,
+   * or with `rows`, `rows.count` copies of count / rows.count elements, copy `row` to `dst + rows.dst` from
+   * `src + rows.src` (expressions of `row`). The body then only leaves out elements a later loop writes, which
+   * matters where loops run concurrently (the GPU's one kernel).
    */
-  memcpy?: { dst: string; src: string };
+  memcpy?: { dst: string; src: string; rows?: { count: string; dst: string; src: string } };
+  /**
+   * The buffer this loop reads back as the loops before it wrote it: it runs once they are done (the GPU's last
+   * block to finish them runs it alone, reading the buffer past the L1 cache). Every later loop rereads it too.
+   */
+  rereads?: string;
   /** C's OpenMP threshold counts this much work per element (default 1). */
   workPerElement?: string;
 }
@@ -52,20 +62,25 @@ export interface IndexedSpec {
   /** Statements before the loops (after the params and buffers are declared). */
   setup: readonly string[];
   loops: readonly IndexedLoop[];
+  /**
+   * Every index the kernel computes stays below the product of one of these lists of params (the GPU picks 32-bit
+   * arithmetic from it); without it, the bound multiplies each loop's count by every scalar param.
+   */
+  reach?: readonly (readonly string[])[];
 }
 
-export type IndexedKernel = PadKernel | DynamicSliceKernel | DynamicUpdateSliceKernel | GatherKernel | CumulativeKernel;
+export type IndexedKernel =
+  | PadKernel | ConcatenateKernel | DynamicSliceKernel | DynamicUpdateSliceKernel | GatherKernel | ScatterKernel | CumulativeKernel;
 
-export function isIndexedKernel(k: { kind: string }): k is IndexedKernel {
-  return k.kind === 'pad' || k.kind === 'dynamic_slice' || k.kind === 'dynamic_update_slice' || k.kind === 'gather' || k.kind === 'cumulative';
-}
-
-export function indexedSpec(k: IndexedKernel, types: DialectTypes): IndexedSpec {
+export function indexedSpec(k: IndexedKernel, dialect: Dialect): IndexedSpec {
+  const types = dialectTypes(dialect);
   switch (k.kind) {
     case 'pad': return pad(k, types);
+    case 'concatenate': return concatenate(k);
     case 'dynamic_slice': return dynamicSlice(k, types);
     case 'dynamic_update_slice': return dynamicUpdateSlice(k, types);
     case 'gather': return gather(k, types);
+    case 'scatter': return scatter(k, dialect, types);
     case 'cumulative': return cumulative(k, types);
   }
 }
@@ -91,6 +106,29 @@ function pad(k: PadKernel, types: DialectTypes): IndexedSpec {
         'out[i] = inside ? in[src] : value;',
       ],
     }],
+  };
+}
+
+function concatenate(k: ConcatenateKernel): IndexedSpec {
+  const inputs = [...Array(k.count).keys()];
+  return {
+    label: `concatenate of ${k.count}, one element per input element`,
+    params: [{ name: 'outer' }, { name: 'total' }, { name: 'inner' }, ...inputs.map((c) => ({ name: `size${c}` }))],
+    buffers: [{ name: 'out', dtype: k.dtype, output: true }, ...inputs.map((c) => ({ name: `in${c}`, dtype: k.dtype, output: false }))],
+    setup: [],
+    // one loop per input over its rows (of outer) of size * inner elements, each row a run of the output's row
+    loops: inputs.map((c) => {
+      const start = c === 0 ? '0' : `(${inputs.slice(0, c).map((b) => `size${b}`).join(' + ')})`;
+      return {
+        count: ['outer', `size${c}`, 'inner'],
+        memcpy: { dst: 'out', src: `in${c}`, rows: { count: 'outer', dst: `(row * total + ${start}) * inner`, src: `row * size${c} * inner` } },
+        body: [
+          `const jx_index run = size${c} * inner, row = i / run, j = i % run;`,
+          `out[(row * total + ${start}) * inner + j] = in${c}[i];`,
+        ],
+      };
+    }),
+    reach: [['outer', 'total', 'inner']],
   };
 }
 
@@ -216,6 +254,130 @@ function gather(k: GatherKernel, types: DialectTypes): IndexedSpec {
         'out[i] = operand[src];',
       ],
     }],
+  };
+}
+
+/** The statement combining updates[u] into out[dst]: integers wrap, floats round like the elementwise ops (max/min propagate NaN). */
+function scatterWrite(k: ScatterKernel, dialect: Dialect, types: DialectTypes): string {
+  if (k.combine === 'replace') return 'out[dst] = updates[u];';
+  const c = types.computeType(k.dtype);
+  if (isFloating(k.dtype)) {
+    const [old, up] = [types.loadValue(k.dtype, 'out[dst]'), types.loadValue(k.dtype, 'updates[u]')];
+    const double = k.dtype === 'float64';
+    const s = double ? 'd' : 'f';
+    const value = k.combine === 'add' || k.combine === 'mul' ? dialect.arith(k.combine, double, old, up) : `jx_${k.combine}${s}(${old}, ${up})`;
+    return `out[dst] = ${types.storeValue(k.dtype, `(${c})(${value})`)};`;
+  }
+  // bool: add is or and mul is and (a sum of 1 + 1 must not store 2)
+  if (k.dtype === 'bool') return `out[dst] = (${types.storageType('bool')})(out[dst] ${k.combine === 'add' || k.combine === 'max' ? '|' : '&'} updates[u]);`;
+  switch (k.combine) {
+    case 'add': return `out[dst] = (${c})((jx_u64)out[dst] + (jx_u64)updates[u]);`;
+    case 'mul': return `out[dst] = (${c})((jx_u64)out[dst] * (jx_u64)updates[u]);`;
+    case 'max': return `{ const ${c} x = updates[u]; if (x > out[dst]) out[dst] = x; }`;
+    case 'min': return `{ const ${c} x = updates[u]; if (x < out[dst]) out[dst] = x; }`;
+  }
+}
+
+/**
+ * XLA scatter: copy the operand (unless in place), then apply the updates in XLA's sequential order, so repeated
+ * indices resolve as on one thread (last write wins, floats combine in update order). When every scattered axis has
+ * window size 1, windows of different updates can only meet at the same window element: then each window element
+ * takes its updates in batch order, the window elements in parallel; otherwise one thread goes in update order.
+ */
+function scatter(k: ScatterKernel, dialect: Dialect, types: DialectTypes): IndexedSpec {
+  // update u (batch row `row`, window offsets offset[]) into out, indices out of bounds dropped (fill) or clipped
+  const apply = [
+    'jx_index start[JX_MAX_RANK];',
+    'JX_UNROLL',
+    'for (int d = 0; d < (int)op_rank; d++) start[d] = 0;',
+    'int inside = 1;',
+    'JX_UNROLL',
+    'for (int v = 0; v < (int)vec; v++) {',
+    '  const jx_index axis = dims_to_operand[v];',
+    '  const jx_i64 hi = (jx_i64)op_shape[axis] - (jx_i64)window[axis];',
+    '  jx_i64 s = (jx_i64)indices[row * vec + v];',
+    '  if (s < 0 || s > hi) { inside = 0; s = s < 0 ? 0 : hi; }',
+    '  start[axis] = (jx_index)s;',
+    '}',
+    k.mode === 'fill' ? 'if (!inside) continue;' : '(void)inside;',
+    'jx_index dst = 0;',
+    'JX_UNROLL',
+    'for (int d = 0; d < (int)op_rank; d++) dst = dst * op_shape[d] + start[d] + offset[d];',
+    scatterWrite(k, dialect, types),
+  ];
+  return {
+    label: `scatter ${k.combine} (${k.mode})`,
+    params: [
+      { name: 'op_rank' }, { name: 'up_rank' }, { name: 'vec' }, { name: 'n_operand' }, { name: 'n_update' },
+      { name: 'op_shape', length: 'op_rank' }, { name: 'up_shape', length: 'up_rank' },
+      { name: 'up_to_operand', length: 'up_rank' }, { name: 'up_to_batch', length: 'up_rank' },
+      { name: 'dims_to_operand', length: 'vec' }, { name: 'window', length: 'op_rank' },
+    ],
+    buffers: [
+      { name: 'out', dtype: k.dtype, output: true, restrict: false },
+      { name: 'in', dtype: k.dtype, output: false, restrict: false },
+      { name: 'indices', dtype: k.indexDtype, output: false },
+      { name: 'updates', dtype: k.dtype, output: false },
+    ],
+    setup: [
+      'jx_index batch_shape[JX_MAX_RANK];',
+      'int batch_rank = 0;',
+      'JX_UNROLL',
+      'for (int d = 0; d < (int)up_rank; d++) if (up_to_batch[d] >= 0) { batch_shape[up_to_batch[d]] = up_shape[d]; batch_rank++; }',
+      'jx_index n_window = 1;',
+      'JX_UNROLL',
+      'for (int d = 0; d < (int)op_rank; d++) n_window *= window[d];',
+      'const jx_index n_batch = n_window ? n_update / n_window : 0;',
+      'int independent = 1;',
+      'JX_UNROLL',
+      'for (int v = 0; v < (int)vec; v++) if (window[dims_to_operand[v]] != 1) independent = 0;',
+    ],
+    loops: [
+      { count: ['n_operand'], when: 'out != in', memcpy: { dst: 'out', src: 'in' }, body: ['out[i] = in[i];'] },
+      {
+        // window element i (its offsets from the window sizes), its updates in batch order
+        count: ['window'],
+        when: 'independent',
+        rereads: 'out',
+        workPerElement: 'n_batch',
+        body: [
+          'jx_index offset[JX_MAX_RANK], rest = i;',
+          'JX_UNROLL',
+          'for (int d = (int)op_rank - 1; d >= 0; d--) { offset[d] = rest % window[d]; rest /= window[d]; }',
+          'for (jx_index row = 0; row < n_batch; row++) {',
+          '  jx_index batch[JX_MAX_RANK], u = 0;',
+          '  rest = row;',
+          '  JX_UNROLL',
+          '  for (int d = batch_rank - 1; d >= 0; d--) { batch[d] = rest % batch_shape[d]; rest /= batch_shape[d]; }',
+          '  JX_UNROLL',
+          '  for (int d = 0; d < (int)up_rank; d++) u = u * up_shape[d] + (up_to_batch[d] >= 0 ? batch[up_to_batch[d]] : offset[up_to_operand[d]]);',
+          ...apply.map((l) => `  ${l}`),
+          '}',
+        ],
+      },
+      {
+        // one element: every update in order
+        count: [],
+        when: '!independent',
+        rereads: 'out',
+        body: [
+          'for (jx_index u = 0; u < n_update; u++) {',
+          '  jx_index offset[JX_MAX_RANK], batch[JX_MAX_RANK], row = 0, rest = u;',
+          '  JX_UNROLL',
+          '  for (int d = 0; d < (int)op_rank; d++) offset[d] = 0;',
+          '  JX_UNROLL',
+          '  for (int d = (int)up_rank - 1; d >= 0; d--) {',
+          '    const jx_index c = rest % up_shape[d]; rest /= up_shape[d];',
+          '    if (up_to_batch[d] >= 0) batch[up_to_batch[d]] = c; else offset[up_to_operand[d]] = c;',
+          '  }',
+          '  JX_UNROLL',
+          '  for (int d = 0; d < batch_rank; d++) row = row * batch_shape[d] + batch[d];',
+          ...apply.map((l) => `  ${l}`),
+          '}',
+        ],
+      },
+    ],
+    reach: [['n_operand'], ['n_update', 'vec']],
   };
 }
 
