@@ -123,6 +123,8 @@ export class CudaExecutable implements ProgramExecutable {
   readonly #nested = new Map<ProgramPlan, CudaExecutable>();
   /** scan input slices copied ahead of their iteration (CallLayout.prefetch), over every run */
   #prefetches = 0;
+  /** JAXON_CUDA_POISON=1: every run's temporaries and outputs start as 0xff bytes (read once: process.env is slow) */
+  readonly #poison = process.env['JAXON_CUDA_POISON'] === '1';
 
   constructor(
     readonly backend: CudaBackend,
@@ -625,15 +627,16 @@ export class CudaExecutable implements ProgramExecutable {
   run(args: readonly Array[], consts: readonly Array[]): Array[] {
     const { plan, program, backend } = this;
     backend.flush();
-    for (const a of [...args, ...consts]) {
-      const gone = backend.own(a.storage('jax.jit').buffer, 'jax.jit').goneError;
-      if (gone) throw gone;
-    }
+    const bind = (a: Array): Binding => {
+      const buffer = backend.own(a.storage('jax.jit').buffer, 'jax.jit');
+      if (buffer.goneError) throw buffer.goneError;
+      return { buffer, offset: 0 };
+    };
+    const argBindings = args.map(bind);
+    const constBindings = consts.map(bind);
     backend.ensureUsable();
     if (this.#generation !== backend.generation) this.#rebuild();
     backend.noteWork(this.label);
-    const argBindings = args.map((a) => ({ buffer: backend.own(a.storage('jax.jit').buffer, 'jax.jit'), offset: 0 }));
-    const constBindings = consts.map((c) => ({ buffer: backend.own(c.storage('jax.jit').buffer, 'jax.jit'), offset: 0 }));
     const storages: Storage[] = plan.slotBuffers.map((id) => {
       const p = plan.placements[id]!;
       const b = program.buffers[id]!;
@@ -648,24 +651,26 @@ export class CudaExecutable implements ProgramExecutable {
       }
       return new Storage(backend, backend.allocate(bufferBytes(b), b.memoryKind));
     });
+    // no temporaries: the arena slot is bound to the literals (nothing refers to it), saving an allocation and a free
     const arena = {
-      device: backend.allocate(Math.max(plan.arena.device, 256), 'device'),
+      device: plan.arena.device > 0 ? backend.allocate(plan.arena.device, 'device') : null,
       pinned_host: plan.arena.pinned_host > 0 ? backend.allocate(plan.arena.pinned_host, 'pinned_host') : null,
     };
-    if (process.env['JAXON_CUDA_POISON'] === '1') {
+    const placeholder = this.#literals;
+    if (this.#poison) {
       // every temporary and output starts as 0xff bytes (NaN floats), so a read of memory no step wrote shows
-      for (const b of [arena.device, ...storages.map((st) => st.buffer as CudaBuffer)]) if (b.memoryKind === 'device') backend.guarded(() => native().cudaMemset(b.handle, 0xff));
+      for (const b of [arena.device ?? placeholder, ...storages.map((st) => st.buffer as CudaBuffer)]) if (b !== placeholder && b.memoryKind === 'device') backend.guarded(() => native().cudaMemset(b.handle, 0xff));
     }
     try {
       this.exec(argBindings, constBindings, storages.map((s) => ({ buffer: s.buffer as CudaBuffer, offset: 0 })), {
-        device: { buffer: arena.device, offset: 0 },
-        pinned_host: { buffer: arena.pinned_host ?? arena.device, offset: 0 },
+        device: { buffer: arena.device ?? placeholder, offset: 0 },
+        pinned_host: { buffer: arena.pinned_host ?? arena.device ?? placeholder, offset: 0 },
       });
     } catch (error) {
       for (const s of storages) s.release();
       throw error;
     } finally {
-      backend.free(arena.device);
+      if (arena.device) backend.free(arena.device);
       if (arena.pinned_host) backend.free(arena.pinned_host);
     }
     const handedOut = new Set<number>();

@@ -50,10 +50,21 @@ function exactKey(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'number' && (!Number.isFinite(v) || Object.is(v, -0)) ? `#${Object.is(v, -0) ? '-0' : String(v)}` : v));
 }
 
+/** An aval's part of the key: everything lowering reads (shape, dtype, weak type, memory space), without JSON. */
+function avalKey(a: ShapedArray): string {
+  return `${a.dtype}${a.weakType ? '~' : ''}[${a.shape.join(',')}]${a.memorySpace && a.memorySpace !== 'device' ? `{${a.memorySpace}}` : ''}`;
+}
+
+/** Params without fields (most elementwise primitives) skip JSON. */
+function paramsKey(params: object): string {
+  for (const _ in params) return exactKey(params);
+  return '{}';
+}
+
 function planFor<P extends Primitive>(prim: P, avals: readonly ShapedArray[], outAvals: ShapedArray[], params: PrimitiveParams[P]): Plan {
   let key: string;
   try {
-    key = `${prim}|${exactKey(avals)}|${exactKey(params)}`;
+    key = `${prim}|${avals.map(avalKey).join('|')}|${paramsKey(params as object)}`;
   } catch {
     return lowerPrimitive(prim, avals as ShapedArray[], outAvals, params); // params that do not serialize: lower each time
   }

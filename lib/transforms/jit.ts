@@ -307,8 +307,32 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
   // the device a call runs on: its committed arguments' device, else the default one
   const callDevice = (arrays: (Array | null)[]): Device => computationDevice('jax.jit', arrays.filter((a): a is Array => a !== null));
 
+  // The last call whose arguments were all concrete arrays (no statics, donation or inShardings): a call with arrays
+  // of the same avals in the same places has the same cache key, so it reuses the entry without flattening the
+  // arguments or building the key (host time per call is the cost of a small jitted function).
+  const plainCalls = staticArgnums.length === 0 && donateArgnums.length === 0 && options.inShardings == null;
+  let last: { entry: CacheEntry; x64: boolean } | undefined;
+  const sameAsLast = (args: unknown[]): CacheEntry | undefined => {
+    if (!last || args.length !== last.entry.avals.length || last.x64 !== x64Enabled()) return undefined;
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i];
+      const av = last.entry.avals[i]!;
+      if (!(a instanceof Array) || a.isTracer || a.dtype !== av.dtype || a.weakType !== av.weakType || a.memorySpace !== (av.memorySpace ?? 'device')) return undefined;
+      const shape = a.shape;
+      if (shape.length !== av.shape.length) return undefined;
+      for (let d = 0; d < shape.length; d++) if (shape[d] !== av.shape[d]) return undefined;
+    }
+    return lostArrays(last.entry.closed.consts) ? undefined : last.entry;
+  };
+  const noDonation: ReadonlySet<number> = new Set();
+
   const invoke = (args: unknown[], on?: Device) => {
-    const { entry, arrays: maybe, leaves, donated } = prepare(args);
+    const fast = plainCalls ? sameAsLast(args) : undefined;
+    const { entry, arrays: maybe, leaves, donated } = fast ? { entry: fast, arrays: args as Array[], leaves: args, donated: noDonation } : prepare(args);
+    // (only entries the cache keeps: one closing over an outer transformation's tracers is valid only there)
+    if (plainCalls && !fast && leaves.length === args.length && args.every((a) => a instanceof Array && !a.isTracer) && !entry.closed.consts.some((c) => c.isTracer)) {
+      last = { entry, x64: x64Enabled() };
+    }
     // a call always passes values (only lower() passes ShapeDtypeStructs), converted to the traced dtypes
     const arrays = (maybe as Array[]).map((a, i) => {
       const { dtype } = entry.avals[i]!;
