@@ -170,9 +170,10 @@ export function linspace(start: number, stop: number, num = 50, options: DtypeOp
   const dtype = dtypeOption('jnp.linspace', options.dtype) ?? 'float32';
   const div = endpoint ? num - 1 : num;
   const work = dtype === 'float64' ? 'float64' : 'float32';
-  const values: number[] = [];
-  // computed in float64 on the host, like NumPy, then rounded once to the dtype
-  for (let i = 0; i < num; i++) values.push(div > 0 ? lo + ((hi - lo) * i) / div : lo);
+  // computed in float64 on the host, like NumPy, then rounded once to the dtype (stored straight into a typed array:
+  // a JS array of 2e8 numbers failed with RangeError: Invalid array length)
+  const values = work === 'float64' ? new Float64Array(num) : new Float32Array(num);
+  for (let i = 0; i < num; i++) values[i] = div > 0 ? lo + ((hi - lo) * i) / div : lo;
   if (endpoint && num > 1) values[num - 1] = hi;
   const a = arrayFromValues(values, [num], work);
   return isFloating(dtype) ? lax.convertElementType(a, dtype) : lax.convertElementType(lax.floor(a), dtype);
