@@ -123,6 +123,12 @@ export class CudaExecutable implements ProgramExecutable {
   readonly #nested = new Map<ProgramPlan, CudaExecutable>();
   /** scan input slices copied ahead of their iteration (CallLayout.prefetch), over every run */
   #prefetches = 0;
+  /**
+   * A top-level program without control flow keeps its device temporaries in the native program's own arena (slot
+   * -1: allocated and freed, stream-ordered, inside the one native call that runs it) rather than in a buffer the
+   * run allocates and frees from JS: two addon calls fewer per call.
+   */
+  readonly #nativeArena: boolean;
   /** JAXON_CUDA_POISON=1: every run's temporaries and outputs start as 0xff bytes (read once: process.env is slow) */
   readonly #poison = process.env['JAXON_CUDA_POISON'] === '1';
 
@@ -142,6 +148,7 @@ export class CudaExecutable implements ProgramExecutable {
   ) {
     this.program = plan.program;
     this.#generation = backend.generation;
+    this.#nativeArena = slotAlignments === null && plan.arena.device > 0 && plan.program.steps.every((s) => s.kind !== 'call') && !this.#poison;
     const { buffers, steps } = this.program;
     const args = buffers.filter((b) => b.kind === 'argument').reduce((n, b) => Math.max(n, b.index! + 1), 0);
     const nConsts = plan.consts.length;
@@ -309,7 +316,7 @@ export class CudaExecutable implements ProgramExecutable {
       case 'constant': return [s.args + p.index, 0];
       case 'literal': return [s.literals, this.#literalOffsets.get(id)!];
       case 'output': case 'donated': return [s.args + s.consts + p.output, 0];
-      case 'arena': return [s.arena[p.kind], p.offset];
+      case 'arena': return p.kind === 'device' && this.#nativeArena ? [-1, p.offset] : [s.arena[p.kind], p.offset];
     }
   }
 
@@ -319,7 +326,7 @@ export class CudaExecutable implements ProgramExecutable {
     const ops: CudaProgramOp[] = [];
     const slotBytes = new globalThis.Array<number>(this.#slots.count).fill(0);
     const need = (ref: CudaProgramRef, bytes: number) => {
-      slotBytes[ref[0]] = Math.max(slotBytes[ref[0]]!, ref[1] + bytes);
+      if (ref[0] >= 0) slotBytes[ref[0]] = Math.max(slotBytes[ref[0]]!, ref[1] + bytes);
       return ref;
     };
     let events = 0;
@@ -383,7 +390,7 @@ export class CudaExecutable implements ProgramExecutable {
     }
     for (const event of waits.get(to) ?? []) ops.push({ op: 'wait', stream: 'compute', event });
     const graph = runsAsGraph(launches);
-    const program = this.backend.guarded(() => native().cudaProgramCreate(this.backend.info.handle, { slotBytes, arenaBytes: 0, events, graph, ops }));
+    const program = this.backend.guarded(() => native().cudaProgramCreate(this.backend.info.handle, { slotBytes, arenaBytes: this.#nativeArena ? this.plan.arena.device : 0, events, graph, ops }));
     const access = ops.map((op): Access | null => {
       if (op.op === 'copy') return { reads: [[...op.src, op.bytes]], writes: [[...op.dst, op.bytes]] };
       if (op.op !== 'launch') return null;
@@ -653,7 +660,7 @@ export class CudaExecutable implements ProgramExecutable {
     });
     // no temporaries: the arena slot is bound to the literals (nothing refers to it), saving an allocation and a free
     const arena = {
-      device: plan.arena.device > 0 ? backend.allocate(plan.arena.device, 'device') : null,
+      device: plan.arena.device > 0 && !this.#nativeArena ? backend.allocate(plan.arena.device, 'device') : null,
       pinned_host: plan.arena.pinned_host > 0 ? backend.allocate(plan.arena.pinned_host, 'pinned_host') : null,
     };
     const placeholder = this.#literals;
