@@ -1,7 +1,7 @@
 // The CUDA renderer's choices as named decisions (lib/compiler/render/cuda-decisions.ts, issue 14): each is asked
 // directly with the facts it depends on, and every rendered kernel records its decisions in its header.
 import test from 'ava';
-import { elementwiseVectorWidth, reductionStrategy } from '../lib/compiler/render/cuda-decisions.js';
+import { dotTiling, elementwiseVectorWidth, gridStrideLaunch, reductionStrategy, transposeTiling } from '../lib/compiler/render/cuda-decisions.js';
 import { renderCuda } from '../lib/compiler/render/cuda.js';
 import type { Kernel } from '../lib/compiler/kernel-ir.js';
 
@@ -46,6 +46,33 @@ test('reduction strategy: thread, warp, block or column by the sizes; long rows 
   t.deepEqual(reduction({ nOut: 64, nInner: 1 << 20, innerContiguous: false, columnLike: true }).choice, { kind: 'column', chunks: 264, chunk: 3972 });
 });
 
+test('launch shape: 256-thread blocks, one item per thread or a tile per block, at most 8 blocks per SM striding over the rest', (t) => {
+  t.deepEqual(gridStrideLaunch(1000, 256, 'elements'), { name: 'launch', choice: { grid: 4, block: 256 }, why: '1000 elements, one per thread' });
+  t.deepEqual(gridStrideLaunch(1 << 26, 256, 'elements').choice, { grid: 1056, block: 256 });
+  t.regex(gridStrideLaunch(1 << 26, 256, 'elements').why, /: 1056 blocks \(8 per SM\) stride over the rest$/);
+  t.deepEqual(gridStrideLaunch(40, 1, 'tiles'), { name: 'launch', choice: { grid: 40, block: 256 }, why: '40 tiles, 1 per block' });
+  t.is(gridStrideLaunch(0, 256, 'elements').choice.grid, 1, 'never an empty grid');
+});
+
+test('dot tiling: one 64x64x16 tile shape; the why says when a small dimension leaves a tile part idle', (t) => {
+  t.deepEqual(dotTiling({ M: 4096, N: 4096, K: 4096 }).choice, { tileM: 64, tileN: 64, tileK: 16, threads: 256 });
+  t.regex(dotTiling({ M: 4096, N: 4096, K: 4096 }).why, /reuse each loaded element 4 times/);
+  t.regex(dotTiling({ M: 8, N: 4096, K: 64 }).why, /M = 8 fills part of a tile/);
+});
+
+test('transpose tiling: an input contiguous along an outer axis and strided along the innermost goes through 32x32 tiles', (t) => {
+  // out[i, j] = x[j, i] for x of [512, 256]: the view has strides [1, 256] over the output's [256, 512]
+  t.deepEqual(transposeTiling({ shape: [256, 512], views: [[0, [1, 256]]] }).choice, { axis: 0, inputs: [0] });
+  t.like(transposeTiling({ shape: [256, 512], views: [] }), { choice: null, why: 'no strided input' });
+  t.like(transposeTiling({ shape: [16, 16], views: [[0, [1, 16]]] }), { choice: null, why: '256 elements: less than one 32x32 tile' });
+  t.like(transposeTiling({ shape: [1024, 4], views: [[0, [1, 1024]]] }), { choice: null, why: 'the innermost axis (4) is shorter than 8' });
+  // a broadcast (stride 0) along the innermost axis is no transpose
+  t.like(transposeTiling({ shape: [256, 512], views: [[0, [1, 0]]] }), { choice: null, why: 'no input is contiguous along an outer axis of 8 or more' });
+  // at most 4 inputs through tiles (shared memory per block)
+  const five = [0, 1, 2, 3, 4].map((i) => [i, [1, 256]] as const);
+  t.deepEqual(transposeTiling({ shape: [256, 512], views: five }).choice?.inputs, [0, 1, 2, 3]);
+});
+
 test('every rendered kernel records its decisions in its header', (t) => {
   const exp: Kernel = {
     kind: 'elementwise',
@@ -53,7 +80,21 @@ test('every rendered kernel records its decisions in its header', (t) => {
     outputs: [{ dtype: 'float32', expr: { op: 'unary', name: 'exp', x: { op: 'input', index: 0, dtype: 'float32' }, dtype: 'float32' } }],
   };
   t.true(renderCuda(exp, [1 << 20, 1, 1 << 20]).source.includes('\n// decision vector width: 4 (4-element 16-byte loads of 4-byte elements)\n'));
+  t.true(renderCuda(exp, [1 << 20, 1, 1 << 20]).source.includes('\n// decision launch: grid 1024 x block 256 (262144 4-wide vectors and leftover elements, one per thread)\n'));
   t.true(renderCuda(exp, [1 << 20, 1, 1 << 20], { alignments: [16, 4] }).source.includes('\n// decision vector width: 1 (alignments allow no vector load)\n'));
+  // a transpose: out[256, 512] reads in0 through strides [1, 256]
+  const transpose: Kernel = {
+    kind: 'elementwise',
+    inputs: [{ dtype: 'float32', access: 'strided' }],
+    outputs: [{ dtype: 'float32', expr: { op: 'input', index: 0, dtype: 'float32' } }],
+  };
+  const tiled = renderCuda(transpose, [131072, 2, 256, 512, 0, 1, 256]).source;
+  t.true(tiled.includes('\n// decision transpose tiling: 32x32 tiles of axes 0 and innermost, input(s) 0 (input(s) 0 contiguous along axis 0, strided along the innermost: reads and writes both coalesced)\n'));
+  t.true(tiled.includes('\n// decision launch: grid 128 x block 256 (128 tiles, 1 per block)\n'));
+  const broadcast = renderCuda(transpose, [131072, 2, 256, 512, 0, 0, 1]).source;
+  t.true(broadcast.includes('\n// decision transpose tiling: none (no input is contiguous along an outer axis of 8 or more)\n'));
+  const dotSource = renderCuda({ kind: 'dot', inputDtype: 'float32', outputDtype: 'float32' }, [1, 128, 128, 64, 0, 64, 1, 0, 128, 1]).source;
+  t.true(dotSource.includes('\n// decision dot tiling: 64x64 output tiles, 16-deep k steps, 256 threads (one tile shape for all sizes; 4x4 outputs per thread reuse each loaded element 4 times)\n'));
   const sum: Kernel = { kind: 'reduce', op: 'sum', inputDtype: 'float32', outputDtype: 'float32' };
   // params: [nOut, nInner, outerRank, outerShape, outerStrides, innerRank, innerShape, innerStrides]
   const rows = renderCuda(sum, [8, 100000, 1, 8, 100000, 1, 100000, 1]).source;

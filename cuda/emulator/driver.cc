@@ -168,7 +168,11 @@ CUstream_st::CUstream_st() {
 void CUstream_st::loop() {
   std::unique_lock<std::mutex> guard(lock);
   for (;;) {
-    wake.wait(guard, [this] { return !queue.empty() || retired; });
+    while (queue.empty() && !retired) {
+      sleeping = true;
+      wake.wait(guard);
+      sleeping = false;
+    }
     if (queue.empty()) {
       idle.notify_all();
       return;
@@ -184,10 +188,17 @@ void CUstream_st::loop() {
   }
 }
 
+// Wakes the thread only when it sleeps, and after letting go of the lock (a thread woken under the lock would
+// wait for it at once): a launch costs the caller a lock and a push, not a futex wake per op.
 void CUstream_st::push(std::function<void()> op) {
-  std::lock_guard<std::mutex> guard(lock);
-  queue.push_back(std::move(op));
-  wake.notify_one();
+  bool asleep;
+  {
+    std::lock_guard<std::mutex> guard(lock);
+    queue.push_back(std::move(op));
+    asleep = sleeping;
+    sleeping = false;  // one wake is enough for everything pushed before the thread looks
+  }
+  if (asleep) wake.notify_one();
 }
 
 void CUstream_st::drain() {

@@ -70,6 +70,7 @@ struct CUstream_st {
   std::condition_variable wake, idle;
   std::deque<std::function<void()>> queue;
   bool busy = false;
+  bool sleeping = false;  // the thread waits for work: a push wakes it (otherwise it finds the work when it looks)
   bool retired = false;  // destroyed, or made before a reset: its thread ends once the queue is empty
   unsigned generation = jaxon_emu::context_generation();
 

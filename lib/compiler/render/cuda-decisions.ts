@@ -4,7 +4,7 @@
 // kernel's header records its decisions (`// decision <name>: <choice>
 // (<why>)`), which `Compiled.kernels()` shows.
 import { type DType, itemsize } from '../../core/dtype.js';
-import { TARGET_BLOCKS } from './cuda-common.js';
+import { BLOCK, MAX_GRID, TARGET_BLOCKS, strideGrid } from './cuda-common.js';
 
 export interface Decision<T> {
   /** What was decided: 'vector width', 'reduction strategy', ... */
@@ -16,8 +16,94 @@ export interface Decision<T> {
 
 /** The header line recording a decision. */
 export function decisionComment(d: Decision<unknown>): string {
-  const choice = typeof d.choice === 'object' && d.choice !== null ? describeStrategy(d.choice as ReductionStrategy) : String(d.choice);
-  return `// decision ${d.name}: ${choice} (${d.why})`;
+  return `// decision ${d.name}: ${describeChoice(d.choice)} (${d.why})`;
+}
+
+function describeChoice(choice: unknown): string {
+  if (choice === null) return 'none';
+  if (typeof choice !== 'object') return String(choice);
+  const c = choice as ReductionStrategy | DotTiling | TransposeTiling | GridStrideLaunch;
+  if ('kind' in c) return describeStrategy(c);
+  if ('tileM' in c) return `${c.tileM}x${c.tileN} output tiles, ${c.tileK}-deep k steps, ${c.threads} threads`;
+  if ('axis' in c) return `32x32 tiles of axes ${c.axis} and innermost, input(s) ${c.inputs.join(', ')}`;
+  return `grid ${c.grid} x block ${c.block}`;
+}
+
+/** Launch shape of a grid-stride kernel over `work` items (vectors, elements or tiles). */
+export interface GridStrideLaunch {
+  grid: number;
+  block: number;
+}
+
+/**
+ * Blocks of 256 threads (8 warps: enough to hide latency, small enough for 8 blocks per SM), `perBlock` items per
+ * block at a time (256: one per thread; 1: a tile per block), at most 8 blocks per SM: a grid-stride loop covers
+ * the rest, so huge arrays do not pay for launching blocks that only start and stop.
+ */
+export function gridStrideLaunch(items: number, perBlock: number, what: string): Decision<GridStrideLaunch> {
+  const grid = strideGrid(items, perBlock);
+  const capped = Math.ceil(items / perBlock) > MAX_GRID;
+  return {
+    name: 'launch',
+    choice: { grid, block: BLOCK },
+    why: `${items} ${what}, ${perBlock === BLOCK ? 'one per thread' : `${perBlock} per block`}${capped ? `: ${MAX_GRID} blocks (8 per SM) stride over the rest` : ''}`,
+  };
+}
+
+/** Tiles of the shared-memory dot kernel (cuda-dot.ts). */
+export interface DotTiling {
+  tileM: number;
+  tileN: number;
+  tileK: number;
+  threads: number;
+}
+
+/**
+ * The classic tiled GEMM: 64x64 output tiles (each operand element loaded from global memory 64 times fewer than
+ * a naive kernel), 16-deep k steps through shared memory, 256 threads computing 4x4 outputs each. One shape for
+ * every size until tensor cores (issue 17); the why says when a dimension leaves most of a tile idle.
+ */
+export function dotTiling(f: { M: number; N: number; K: number }): Decision<DotTiling> {
+  const choice = { tileM: 64, tileN: 64, tileK: 16, threads: 256 };
+  const idle = [f.M < choice.tileM ? `M = ${f.M}` : '', f.N < choice.tileN ? `N = ${f.N}` : ''].filter(Boolean);
+  return {
+    name: 'dot tiling',
+    choice,
+    why: idle.length ? `one tile shape for all sizes (${idle.join(', ')} fills part of a tile)` : 'one tile shape for all sizes; 4x4 outputs per thread reuse each loaded element 4 times',
+  };
+}
+
+/** Which inputs of an elementwise kernel go through shared-memory tiles, and along which output axis they are contiguous. */
+export interface TransposeTiling {
+  axis: number;
+  inputs: number[];
+}
+
+/**
+ * An elementwise kernel whose input is contiguous along an outer output axis and strided along the innermost one
+ * (a transpose) reads it through 32x32 shared-memory tiles, so both the reads and the writes are coalesced; not
+ * for planes smaller than one tile or axes shorter than 8 (tiles would be mostly idle), at most 4 such inputs.
+ */
+export function transposeTiling(f: { shape: readonly number[]; views: readonly (readonly [number, readonly number[]])[] }): Decision<TransposeTiling | null> {
+  const name = 'transpose tiling';
+  const rank = f.shape.length;
+  const last = rank - 1;
+  const n = f.shape.reduce((p, d) => p * d, 1);
+  if (f.views.length === 0) return { name, choice: null, why: 'no strided input' };
+  if (rank < 2 || n < 32 * 32) return { name, choice: null, why: `${n} elements: less than one 32x32 tile` };
+  let axis = -1;
+  for (const [, strides] of f.views) {
+    if (Math.abs(strides[last]!) <= 1) continue;
+    const a = strides.findIndex((s, d) => s === 1 && d < last && f.shape[d]! >= 8);
+    if (a >= 0) {
+      axis = a;
+      break;
+    }
+  }
+  if (axis < 0) return { name, choice: null, why: 'no input is contiguous along an outer axis of 8 or more' };
+  if (f.shape[last]! < 8) return { name, choice: null, why: `the innermost axis (${f.shape[last]}) is shorter than 8` };
+  const inputs = f.views.filter(([, s]) => s[axis] === 1 && Math.abs(s[last]!) > 1).map(([i]) => i).slice(0, 4);
+  return { name, choice: { axis, inputs }, why: `input(s) ${inputs.join(', ')} contiguous along axis ${axis}, strided along the innermost: reads and writes both coalesced` };
 }
 
 /** The facts the vector width of an elementwise kernel depends on. */

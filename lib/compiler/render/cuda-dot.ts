@@ -11,17 +11,15 @@ import type { DotKernel } from '../kernel-ir.js';
 import { type BufferArg, type RenderedKernel, dotStrides, indent, indexType, int, viewReach } from './cuda-common.js';
 import { CUDA_DIALECT, CUDA_TYPES, ExprRenderer } from './expr.js';
 import { ParamReader } from './cuda-params.js';
+import { dotTiling } from './cuda-decisions.js';
 
 const { computeType, loadValue, storeValue } = CUDA_TYPES;
-
-const TILE_M = 64;
-const TILE_N = 64;
-const TILE_K = 16;
-const THREADS = 256;
 
 export function dot(k: DotKernel, params: readonly number[]): RenderedKernel {
   const r = new ParamReader(params, 'dot');
   const [B, M, N, K] = r.take(4, 'B, M, N, K') as [number, number, number, number];
+  const tiling = dotTiling({ M, N, K });
+  const { tileM: TILE_M, tileN: TILE_N, tileK: TILE_K, threads: THREADS } = tiling.choice;
   const [lsb, lsm, lsk] = r.take(3, 'lhs strides') as [number, number, number];
   const [rsb, rsk, rsn] = r.take(3, 'rhs strides') as [number, number, number];
   const epilogueInputs = k.epilogue?.inputs ?? [];
@@ -144,5 +142,6 @@ export function dot(k: DotKernel, params: readonly number[]): RenderedKernel {
     grid: [Math.max(1, Math.ceil(N / TILE_N)), Math.max(1, Math.min(mTiles, 65535)), Math.max(1, Math.min(B, 65535))],
     block: [THREADS, 1, 1],
     strategy: `dot, ${TILE_M}x${TILE_N} shared-memory tiles, ${acc} accumulation${k.epilogue ? ', fused epilogue' : ''} (${idx} indices)`,
+    decisions: [tiling],
   };
 }

@@ -56,7 +56,7 @@ import { ParamReader } from './cuda-params.js';
 import { reduce } from './cuda-reduce.js';
 import { dot } from './cuda-dot.js';
 import { indexed } from './cuda-indexed.js';
-import { decisionComment, elementwiseVectorWidth } from './cuda-decisions.js';
+import { decisionComment, elementwiseVectorWidth, gridStrideLaunch, transposeTiling } from './cuda-decisions.js';
 
 const { computeType, loadValue, storageType, storeValue } = CUDA_TYPES;
 
@@ -205,6 +205,8 @@ function elementwise(k: ElementwiseKernel, params: readonly number[], alignments
   ];
   const tiled = transposedTiles(k, n, shape, views, buffers);
   if (tiled) return tiled;
+  // why no tiles, where it was a question (a strided input)
+  const tiling = views.size ? transposeTiling({ shape, views: [...views.entries()].map(([i, v]) => [i, v.strides] as const) }) : null;
   const iota = exprsUseIota(k.outputs.map((o) => o.expr));
   const needsCoords = strided.length > 0 || iota;
   const contiguous = [
@@ -274,13 +276,14 @@ function elementwise(k: ElementwiseKernel, params: readonly number[], alignments
     }
   }
   const work = v > 1 ? Math.floor(n / v) + (n % v) : n;
+  const launch = gridStrideLaunch(work, BLOCK, v > 1 ? `${v}-wide vectors and leftover elements` : 'elements');
   return {
     buffers,
     body: indent(lines, 2),
-    grid: [strideGrid(work), 1, 1],
-    block: [BLOCK, 1, 1],
+    grid: [launch.choice.grid, 1, 1],
+    block: [launch.choice.block, 1, 1],
     strategy: v > 1 ? `elementwise, grid-stride, ${v}-wide vector loads (${idx} indices)` : `elementwise, grid-stride, scalar (${idx} indices)`,
-    decisions: [widthDecision],
+    decisions: [widthDecision, launch, ...(tiling ? [tiling] : [])],
   };
 }
 
@@ -302,22 +305,14 @@ function transposedTiles(
 ): RenderedKernel | null {
   const rank = shape.length;
   const last = rank - 1;
-  if (rank < 2 || n < TILE * TILE) return null;
-  let a = -1;
-  for (const [, v] of views) {
-    if (Math.abs(v.strides[last]!) <= 1) continue;
-    const axis = v.strides.findIndex((s, d) => s === 1 && d < last && shape[d]! >= 8);
-    if (axis >= 0) {
-      a = axis;
-      break;
-    }
-  }
-  if (a < 0 || shape[last]! < 8) return null;
-  const tiledInputs = [...views.entries()].filter(([, v]) => v.strides[a] === 1 && Math.abs(v.strides[last]!) > 1).map(([i]) => i).slice(0, 4);
+  const decision = transposeTiling({ shape, views: [...views.entries()].map(([i, v]) => [i, v.strides] as const) });
+  if (!decision.choice) return null;
+  const { axis: a, inputs: tiledInputs } = decision.choice;
   const others = shape.map((_, d) => d).filter((d) => d !== a && d !== last);
   const [sa, sl] = [shape[a]!, shape[last]!];
   const [ta, tl] = [Math.ceil(sa / TILE), Math.ceil(sl / TILE)];
   const tiles = ta * tl * others.reduce((p, d) => p * shape[d]!, 1);
+  const launch = gridStrideLaunch(tiles, 1, 'tiles');
   const idx = indexType([n, tiles * TILE * TILE, ...[...views.values()].map((view) => viewReach(shape, view.strides, view.offset))]);
   const rowMajor = shape.map((_, d) => shape.slice(d + 1).reduce((p, x) => p * x, 1));
   const coords = shape.map((_, d) => `c${d}`);
@@ -379,8 +374,9 @@ function transposedTiles(
   return {
     buffers,
     body: indent(lines, 2),
-    grid: [strideGrid(tiles, 1), 1, 1],
-    block: [BLOCK, 1, 1],
+    grid: [launch.choice.grid, 1, 1],
+    block: [launch.choice.block, 1, 1],
     strategy: `elementwise, ${tiledInputs.length} transposed input(s) through ${TILE}x${TILE} shared-memory tiles of axes ${a} and ${last} (${idx} indices)`,
+    decisions: [decision, launch],
   };
 }
