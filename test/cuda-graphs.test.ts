@@ -5,8 +5,8 @@
 // refuses (a copy's operand moved to another kind of memory, or every update
 // with JAXON_CUDA_EMULATOR_REFUSE_GRAPH_UPDATES=1) builds the graph again,
 // with the same results; and a jitted function called with fresh outputs each
-// call does the same through the whole jit path (by default for a stretch of
-// at least 5 kernels; JAXON_CUDA_GRAPHS=1 / 0 forces graphs on / off).
+// call does the same through the whole jit path (by default for every stretch
+// with a kernel; JAXON_CUDA_GRAPHS=0 turns graphs off, =N sets the least kernels).
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
@@ -112,10 +112,13 @@ test('a jitted call with fresh outputs each call updates its graph instead of bu
   const opByOp = JSON.parse(run(jitScript, { JAXON_CUDA_GRAPHS: '0' }));
   const graphs = JSON.parse(run(jitScript, { JAXON_CUDA_GRAPHS: '1' }));
   const refused = JSON.parse(run(jitScript, { JAXON_CUDA_GRAPHS: '1', JAXON_CUDA_EMULATOR_REFUSE_GRAPH_UPDATES: '1' }));
-  const byDefault = JSON.parse(run(jitScript)); // a stretch of at least 5 kernels is a graph, as in XLA
+  const byDefault = JSON.parse(run(jitScript)); // every stretch with a kernel is a graph
+  const xlaLike = JSON.parse(run(jitScript, { JAXON_CUDA_GRAPHS: String(opByOp.kernels + 1) })); // a threshold above its kernels
   t.true(opByOp.kernels >= 5, `${opByOp.kernels} kernels`);
   t.deepEqual(byDefault.results, opByOp.results);
   t.like(byDefault, { graphLaunches: 10, graphCaptures: 1, graphUpdates: 9 });
+  t.deepEqual(xlaLike.results, opByOp.results);
+  t.like(xlaLike, { runs: 10, graphLaunches: 0 });
   t.is(opByOp.segments, 1);
   t.deepEqual(graphs.results, opByOp.results);
   t.deepEqual(refused.results, opByOp.results);
