@@ -420,12 +420,16 @@ export class CudaBackend implements Backend {
       };
       const launches = plan.launches.map((l) => ({ source: render(l.kernel, l.params), buffers: l.buffers.map(resolve) }));
       const job: Job = { kind: 'job', launches, inputs: ins, outputs: outs, temps, done: false };
-      const missing = [...new Set(launches.map((l) => l.source.source).filter((s) => !this.#functions.has(s)))];
-      if (missing.length === 0) this.#runReady();
-      if (this.#pending.size === 0 && missing.length === 0) {
+      // the usual case, every kernel loaded: no sets or filters (host time per eager op)
+      let loaded = true;
+      for (const l of launches) if (!this.#functions.has(l.source.source)) loaded = false;
+      if (loaded) this.#runReady();
+      if (this.#pending.size === 0 && loaded) {
         this.#run(job);
       } else {
-        this.#enqueue(job, launches.filter((l) => missing.includes(l.source.source)).map((l) => l.source));
+        const missing = new Map<string, CudaKernelSource>();
+        for (const l of launches) if (!this.#functions.has(l.source.source)) missing.set(l.source.source, l.source);
+        this.#enqueue(job, [...missing.values()]);
       }
       return outs;
     } catch (error) {
