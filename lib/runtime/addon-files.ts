@@ -57,16 +57,16 @@ export function loadAddon(name: string): LoadedAddon {
   if (!disabled && build.nodeGyp) {
     process.stderr.write(`jaxon: no native addon loads for ${process.platform}-${process.arch}; building it once with \`${build.line}\`\n`);
     try {
-      execFileSync(process.execPath, [build.nodeGyp, 'rebuild'], { cwd: root, stdio: ['ignore', 2, 2] });
+      execFileSync(process.execPath, [build.nodeGyp, ...build.args], { cwd: root, stdio: ['ignore', 2, 2] });
       const built = tryLoad();
       if (built) return { ...built, kind: 'built on first use' };
-      buildFailure = 'it built, but still does not load';
+      buildFailure = 'succeeded, but the result does not load';
     } catch (error) {
-      buildFailure = `it failed: ${(error as Error).message.split('\n')[0]}`;
+      buildFailure = `failed (${(error as Error).message.split('\n')[0]})`;
     }
   }
   const tried = failures.length ? `(${failures.join('; ')}) ` : `(no ${addonCandidates(name).join(', ')}) `;
-  const built = buildFailure ? `building it ${buildFailure.startsWith('JAXON') ? `is disabled by ${buildFailure}` : buildFailure}; ` : '';
+  const built = !buildFailure ? '' : disabled ? `building it is disabled by ${buildFailure}; ` : `building it ${buildFailure}; `;
   throw new Error(
     `jaxon: the native addon ${name} is not built for ${process.platform}-${process.arch} ${tried}and ${built}` +
       `run \`${build.line}\` (needs python3 and a C/C++ compiler)`,
@@ -74,7 +74,8 @@ export function loadAddon(name: string): LoadedAddon {
 }
 
 // npm ships node-gyp: npm sets npm_config_node_gyp in scripts, and it lies beside npm's own files.
-function buildCommand(root: string): { nodeGyp: string | null; line: string } {
+// Node's own headers (<prefix>/include/node) spare node-gyp a download, so the build works offline.
+function buildCommand(root: string): { nodeGyp: string | null; args: string[]; line: string } {
   const candidates = [
     process.env['npm_config_node_gyp'],
     path.join(path.dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
@@ -86,7 +87,10 @@ function buildCommand(root: string): { nodeGyp: string | null; line: string } {
     // Not installed beside jaxon; npm's copy will do.
   }
   const nodeGyp = candidates.find((file): file is string => !!file && fs.existsSync(file)) ?? null;
-  const quote = (text: string) => (/^[\w./@:+-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`);
-  const line = `cd ${quote(root)} && ${nodeGyp ? `node ${quote(nodeGyp)}` : 'npx node-gyp'} rebuild`;
-  return { nodeGyp, line };
+  const quote = (text: string) => (/^[\w./@:=+-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`);
+  const prefix = path.dirname(path.dirname(process.execPath));
+  const nodedir = process.env['npm_config_nodedir'] || (fs.existsSync(path.join(prefix, 'include', 'node', 'node_api.h')) ? prefix : '');
+  const args = ['rebuild', ...(nodedir ? [`--nodedir=${nodedir}`] : [])];
+  const line = `cd ${quote(root)} && ${nodeGyp ? `node ${quote(nodeGyp)}` : 'npx node-gyp'} ${args.map(quote).join(' ')}`;
+  return { nodeGyp, args, line };
 }
