@@ -1,8 +1,8 @@
 // npm's install step for jaxon (issue 19). An installed package carries a
 // prebuilt addon (prebuilds/<platform>-<arch>/); when it loads here and there
 // is no local build to refresh, nothing needs building. Otherwise (a checkout,
-// another platform) it builds build/Release with node-gyp, which npm puts on
-// the PATH of its scripts. npm 11 may not run this script at all; then
+// which has lib/ and must never run a stale prebuild; another platform) it
+// builds build/Release with node-gyp, which npm puts on the PATH of its scripts. npm 11 may not run this script at all; then
 // lib/runtime/addon-files.ts builds on first use or says what to run.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -14,7 +14,8 @@ const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const prebuild = path.join(root, 'prebuilds', `${process.platform}-${process.arch}`, 'jaxon_native.node');
 
 function prebuildLoads() {
-  if (fs.existsSync(path.join(root, 'build')) || !fs.existsSync(prebuild)) return false;
+  const checkout = fs.existsSync(path.join(root, 'lib'));
+  if (checkout || fs.existsSync(path.join(root, 'build')) || !fs.existsSync(prebuild)) return false;
   try {
     createRequire(import.meta.url)(prebuild);
     return true;
