@@ -4,7 +4,8 @@
 // defaults (npm 11 does not run the install script), then a TypeScript file
 // using jnp, jit, grad and optax, type-checked by tsc against the installed
 // .d.ts with moduleResolution node16 and bundler, and run with node on the
-// CPU. It also keeps the tarball under the size the README states.
+// CPU (and once on the emulated GPU). It also keeps the tarball under the
+// size the README states.
 import test from 'ava';
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -105,6 +106,12 @@ test('npm pack, then npm install of the tarball offline without install scripts,
   t.true((result['lastLoss'] as number) < 1e-6, `adam did not fit y = 3x - 1: loss ${result['firstLoss']} -> ${result['lastLoss']}`);
   t.true(Math.abs((result['w'] as number) - 3) < 1e-3 && Math.abs((result['b'] as number) + 1) < 1e-3, `w ${result['w']}, b ${result['b']}`);
 
+  // The emulated GPU's library is found beside the prebuilt addon, and its headers in the installed package.
+  const emulated = run(process.execPath, [path.join('out', 'consumer.js')], project, { ...env, JAXON_PLATFORMS: 'cuda', JAXON_CUDA_EMULATOR: '1' }).trim().split('\n');
+  const onGpu = JSON.parse(emulated[emulated.length - 1]!) as Record<string, number | string>;
+  t.is(onGpu['platform'], 'cuda');
+  t.true(Math.abs((onGpu['gradW'] as number) - expectedGradW) < 1e-4 && (onGpu['lastLoss'] as number) < 1e-6, JSON.stringify(onGpu));
+
   // Without a loadable binary (and with the first-use build turned off) the error is one line naming the command.
   fs.renameSync(path.join(installed, 'prebuilds'), path.join(installed, 'prebuilds-hidden'));
   const failed = spawnSync(process.execPath, ['--input-type=module', '-e', "import * as jax from 'jaxon'; console.log(jax.environmentInfo().addon)"], {
@@ -140,4 +147,10 @@ test('JAXON_CC chooses the C compiler, before $CC', (t) => {
     encoding: 'utf8',
   });
   t.is(output.trim(), 'gcc -O2 (from $JAXON_CC)');
+});
+
+test('in the repository, the local build (build/Release) is loaded, never a prebuild left by npm pack', (t) => {
+  const script = "import * as jax from './dist/lib/index.js'; console.log(jax.environmentInfo().addon)";
+  const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, env: userEnv({ JAXON_PLATFORMS: 'cpu' }), encoding: 'utf8' });
+  t.is(output.trim(), `${path.join(root, 'build', 'Release', 'jaxon_native.node')} (local build)`);
 });
