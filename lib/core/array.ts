@@ -1,9 +1,12 @@
+/// <reference lib="esnext.disposable" preserve="true" />
 // jaxon's Array: an immutable n-d array on a device. Operations never consume
 // their inputs (JAX semantics); memory is released by dispose(), `using`,
 // jaxon.tidy, or, as a backstop, garbage collection. Methods that mirror jnp
 // are installed by lib/numpy (registerArrayMethods), and an array's device
 // and sharding come from hooks that lib/runtime and lib/sharding install, so
 // this file depends on no layer above core (it names their types only).
+// The lib reference above stays in array.d.ts, so a user's tsc knows
+// Symbol.dispose whatever their `lib` setting.
 import type { Backend } from '../runtime/backend.js';
 import type { Device } from '../runtime/device.js';
 import type { SingleDeviceSharding } from '../sharding/index.js';

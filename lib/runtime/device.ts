@@ -10,7 +10,8 @@ import { MEMORY_KINDS, type MemoryKind } from '../core/primitives.js';
 import { cpuBackend } from './cpu.js';
 import type { Backend } from './backend.js';
 import { installDeviceHooks } from '../core/array.js';
-import { native } from './native.js';
+import { native, nativeAddonInfo } from './native.js';
+import { chooseCCompiler, missingCompilerMessage } from './c-compiler.js';
 import { createCudaDevice } from './cuda.js';
 
 /** One memory space of a device (jax.Device.memory(kind)): where arrays of that memory kind live. */
@@ -210,8 +211,15 @@ export function defaultBackend(): PlatformName {
 }
 
 /** What jaxon runs on, and why, in one line each. */
-export function environmentInfo(): { platform: PlatformName; cuda: string; node: string } {
-  return { platform: defaultBackend(), cuda: resolvePlatforms().why, node: process.version };
+export function environmentInfo(): { platform: PlatformName; cuda: string; node: string; addon: string; compiler: string } {
+  const compiler = chooseCCompiler();
+  return {
+    platform: defaultBackend(),
+    cuda: resolvePlatforms().why,
+    node: process.version,
+    addon: nativeAddonInfo(),
+    compiler: compiler.command ? `${compiler.command} (from ${compiler.from})` : missingCompilerMessage(),
+  };
 }
 
 // How an Array finds its device (core imports nothing above it; lib/sharding installs how it names its sharding).

@@ -18,6 +18,7 @@ import { show, ValueError } from '../core/errors.js';
 import { jaxonVersion, kernelCacheDir, moveIntoPlace, sha256, temporaryName, writeFileAtomic } from './disk-cache.js';
 import { native, type NativeLibrary, type NativeSymbol } from './native.js';
 import { kernelHeaderDir, kernelHeadersDigest } from './kernel-headers.js';
+import { chooseCCompiler, missingCompilerMessage } from './c-compiler.js';
 
 export { kernelCacheDir } from './disk-cache.js';
 
@@ -32,7 +33,7 @@ export interface CpuKernel {
 }
 
 export interface CpuCompilerInfo {
-  /** $CC, or `cc`. */
+  /** $JAXON_CC, else $CC, else the first of cc, gcc, clang on PATH. */
   command: string;
   /** First line of `<command> --version`; part of every cache key. */
   version: string;
@@ -65,9 +66,11 @@ const memoryCache = new Map<string, CpuKernel>();
 const compilerInfoBySpec = new Map<string, CpuCompilerInfo>();
 const stats: KernelCacheStats = { memoryHits: 0, diskHits: 0, compiles: 0, compileMs: 0, corruptEntries: 0 };
 
-/** The compiler jaxon uses now ($CC is read on each call), with its version and flags. */
+/** The compiler jaxon uses now ($JAXON_CC, $CC and PATH are read on each call), with its version and flags. */
 export function cpuCompilerInfo(): CpuCompilerInfo {
-  const spec = compilerSpec();
+  const choice = chooseCCompiler();
+  if (!choice.command) throw new Error(`jaxon: ${missingCompilerMessage()}`);
+  const spec = choice.command;
   const known = compilerInfoBySpec.get(spec);
   if (known) return { ...known, flags: [...known.flags] };
   const [command, ...prefixArgs] = spec.split(/\s+/);
@@ -81,8 +84,8 @@ export function cpuCompilerInfo(): CpuCompilerInfo {
     const { code, message } = error as NodeJS.ErrnoException;
     const why = code === 'ENOENT' ? 'was not found' : `failed to report its version (${message})`;
     throw new Error(
-      `cpuCompilerInfo: the C compiler ${show(spec)} (from ${process.env.CC ? '$CC' : 'the default cc'}) ${why}; ` +
-        `install gcc or clang, or set CC to one`,
+      `cpuCompilerInfo: the C compiler ${show(spec)} (from ${choice.from}) ${why}; ` +
+        `install gcc or clang, or set JAXON_CC to one`,
       { cause: error },
     );
   }
@@ -135,10 +138,6 @@ export function compileCpuKernel(name: string, source: string): CpuKernel {
   const kernel = makeKernel(name, source, key, symbol);
   memoryCache.set(key, kernel);
   return kernel;
-}
-
-function compilerSpec(): string {
-  return process.env.CC?.trim() || 'cc';
 }
 
 // The name is hashed too: one source may define several kernels, and a
@@ -274,7 +273,7 @@ function compileError(name: string, command: string, sourcePath: string, error: 
   if (failure.code === 'ENOENT') {
     return new Error(
       `compileCpuKernel: cannot compile kernel '${name}': the C compiler ${show(command)} was not found; ` +
-        `install gcc or clang, or set CC`,
+        `install gcc or clang, or set JAXON_CC`,
       { cause: error },
     );
   }

@@ -1,9 +1,11 @@
-// The native addon (cuda/*.c, built by node-gyp into build/Release): dlopen,
+// The native addon (cuda/*.c, built by node-gyp into build/Release, or the
+// package's prebuilt binary; found by addon-files.ts): dlopen,
 // dlsym and a call trampoline for compiled CPU kernels, a CUDA probe, and the
 // CUDA runtime (typed in cuda-addon.ts). Loaded lazily so that importing jaxon
 // never fails just because the addon is missing; the first use that needs it
 // says how to build it.
-import bindings from 'bindings';
+import path from 'node:path';
+import { loadAddon } from './addon-files.js';
 import { type CudaAddonFunctions, cudaAddonFunctionNames } from './cuda-addon.js';
 
 declare const libraryBrand: unique symbol;
@@ -54,21 +56,22 @@ export interface NativeAddon extends CudaAddonFunctions {
 const requiredFunctions = ['loadLibrary', 'getSymbol', 'callKernel', 'cudaProbe', ...cudaAddonFunctionNames] as const;
 
 let addon: NativeAddon | undefined;
+let addonFile: string | undefined;
+// A failed load (after one build attempt) is not retried: every later use rethrows it.
+let addonFailure: Error | undefined;
 
 /** The loaded addon; throws an Error saying how to build it when it is missing or stale. */
 export function native(): NativeAddon {
   if (addon) return addon;
-  let loaded: unknown;
+  if (addonFailure) throw addonFailure;
+  let found: ReturnType<typeof loadAddon>;
   try {
-    loaded = bindings('jaxon_native');
+    found = loadAddon('jaxon_native');
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    throw new Error(
-      `jaxon: the native addon jaxon_native is not built (or cannot be loaded); run \`npm install\` ` +
-        `(or \`npx node-gyp rebuild\`) in the jaxon package. Underlying error: ${message}`,
-      { cause: error },
-    );
+    addonFailure = error as Error;
+    throw error;
   }
+  const loaded = found.exports;
   // A build from an older checkout loads fine but lacks newer functions.
   const missing = requiredFunctions.filter(
     (name) => typeof (loaded as Record<string, unknown> | null)?.[name] !== 'function',
@@ -76,9 +79,20 @@ export function native(): NativeAddon {
   if (missing.length) {
     throw new Error(
       `jaxon: the native addon jaxon_native is out of date (missing ${missing.join(', ')}); ` +
-        `run \`npm install\` (or \`npx node-gyp rebuild\`) to rebuild it`,
+        `rebuild it (\`npx node-gyp rebuild\` in ${path.dirname(path.dirname(path.dirname(found.file)))})`,
     );
   }
   addon = loaded as NativeAddon;
+  addonFile = `${found.file} (${found.kind})`;
   return addon;
+}
+
+/** Which addon binary was loaded and how it was found, or why none loads; for environmentInfo. */
+export function nativeAddonInfo(): string {
+  try {
+    native();
+    return addonFile!;
+  } catch (error) {
+    return (error as Error).message;
+  }
 }
