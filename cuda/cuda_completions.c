@@ -93,6 +93,11 @@ static void device_lost(napi_env env, jaxon_cuda_device *d, CUresult result) {
   if (env) jaxon_reject_waiting(env, d, name);
 }
 
+void jaxon_note_lost(jaxon_cuda_device *d, CUresult result) {
+  // no env here (the allocator's callbacks): waits are rejected when the device is next used or reset
+  if (d && jaxon_context_lost(result)) device_lost(NULL, d, result);
+}
+
 void jaxon_note_result(napi_env env, CUresult result) {
   jaxon_cuda_device *d = jaxon_current_device();
   if (d && jaxon_context_lost(result)) device_lost(env, d, result);

@@ -98,6 +98,7 @@ static int device_segment_alloc(void *ctx, size_t size, uint64_t *address, char 
   CUresult result = jaxon_cu->cuMemAlloc_v2(&pointer, size);
   if (result == CUDA_ERROR_OUT_OF_MEMORY) return JAXON_ALLOC_OUT_OF_MEMORY;
   if (result != CUDA_SUCCESS) {
+    jaxon_note_lost(ctx, result); // an allocation can be the first call to meet a lost context
     char description[512];
     jaxon_cuda_describe(result, description, sizeof description);
     snprintf(err, err_size, "cuMemAlloc_v2(%zu bytes) failed: %s", size, description);
@@ -116,6 +117,7 @@ static int host_segment_alloc(void *ctx, size_t size, uint64_t *address, char *e
   CUresult result = jaxon_cu->cuMemHostAlloc(&pointer, size, CU_MEMHOSTALLOC_PORTABLE);
   if (result == CUDA_ERROR_OUT_OF_MEMORY) return JAXON_ALLOC_OUT_OF_MEMORY;
   if (result != CUDA_SUCCESS) {
+    jaxon_note_lost(ctx, result);
     char description[512];
     jaxon_cuda_describe(result, description, sizeof description);
     snprintf(err, err_size, "cuMemHostAlloc(%zu bytes) failed: %s", size, description);

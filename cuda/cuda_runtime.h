@@ -176,6 +176,8 @@ int jaxon_complete_after(napi_env env, jaxon_completion *c, unsigned streams_mas
 int jaxon_context_lost(CUresult result);
 /* After a call on the current device returned `result`: a context-lost error marks the device lost. */
 void jaxon_note_result(napi_env env, CUresult result);
+/* The same for a device known without the current context (the allocator's callbacks, which have no env). */
+void jaxon_note_lost(jaxon_cuda_device *d, CUresult result);
 /* Rejects every waiting completion (with `code`) for the device's loss or reset. */
 void jaxon_reject_waiting(napi_env env, jaxon_cuda_device *d, const char *code);
 /* Throws DEVICE_LOST: "jaxon cuda: <fn>: <what> ...", saying why the device was lost or that it was reset; returns 0. */

@@ -28,8 +28,12 @@ extern "C" __global__ void __launch_bounds__(256) ${name}(float *out, const floa
 }
 `;
 
-/** Runs a kernel on the emulated GPU in a fresh process; prints the block sums or the error. */
-function runKernel(source: string, name: string, env: Record<string, string>, body = ''): string {
+/**
+ * Runs a kernel on the emulated GPU in a fresh process; prints the block sums or the error. `settleMs`: the host
+ * sleeps that long after the launch before reading, so a fault is already sticky when the read starts (and its
+ * first driver call, allocating the pinned staging buffer, is the one that meets it).
+ */
+function runKernel(source: string, name: string, env: Record<string, string>, body = '', settleMs = 0): string {
   const script = `
     const { createCudaDevice } = await import(${JSON.stringify(path.join(dist, 'runtime', 'cuda.js'))});
     const { native } = await import(${JSON.stringify(path.join(dist, 'runtime', 'native.js'))});
@@ -43,6 +47,7 @@ function runKernel(source: string, name: string, env: Record<string, string>, bo
     const out = device.backend.fromHost(new Uint8Array(16));
     try {
       native().cudaLaunch(fn, [4, 1, 1], [256, 1, 1], 0, [out.handle, x.handle]);
+      if (${settleMs} > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ${settleMs});
       console.log(Array.from(new Float32Array(device.backend.toHostSync(out).buffer)).join(','));
     } catch (e) { console.log('ERROR ' + e.message); }
     ${body}`;
@@ -71,14 +76,18 @@ extern "C" __global__ void jaxon_emu_wild(float *out, const float *in) {
   const float *far = in + (threadIdx.x == 3 && blockIdx.x == 2 ? (1ull << 40) : 0);
   out[blockIdx.x] = far[blockIdx.x * 256 + threadIdx.x];
 }`;
-  const out = runKernel(source, 'jaxon_emu_wild', {}, `
+  const after = `
     try { native().cudaFromHost(device.info.handle, new Uint8Array(4)); console.log('allocated after the fault'); } catch (e) { console.log('STICKY ' + e.message); }
     const fresh = device.backend.fromHost(new Uint8Array([7])); // the backend's next use resets the device (cuda-recovery.test.ts)
-    console.log('after the reset ' + device.backend.toHostSync(fresh)[0]);`);
-  const [first, second, third] = out.split('\n');
-  t.regex(first!, /^ERROR .*CUDA_ERROR_LAUNCH_FAILED \(unspecified launch failure: kernel 'jaxon_emu_wild': block \(2,0,0\), thread \(3,0,0\): illegal memory read at address 0x[0-9a-f]+ \(SIGSEGV\)\)/);
-  t.regex(second!, /^STICKY .*CUDA_ERROR_LAUNCH_FAILED/);
-  t.is(third, 'after the reset 7');
+    console.log('after the reset ' + device.backend.toHostSync(fresh)[0]);`;
+  // read at once, and after the fault has surely happened (then the read's first driver call, a pinned
+  // allocation, meets the sticky error: the device must count as lost from there too, so the next use resets it)
+  for (const settleMs of [0, 300]) {
+    const [first, second, third] = runKernel(source, 'jaxon_emu_wild', {}, after, settleMs).split('\n');
+    t.regex(first!, /^ERROR .*CUDA_ERROR_LAUNCH_FAILED \(unspecified launch failure: kernel 'jaxon_emu_wild': block \(2,0,0\), thread \(3,0,0\): illegal memory read at address 0x[0-9a-f]+ \(SIGSEGV\)\)/);
+    t.regex(second!, /^STICKY .*CUDA_ERROR_LAUNCH_FAILED/);
+    t.is(third, 'after the reset 7', `read after ${settleMs} ms`);
+  }
 });
 
 test('a warp shuffle that a lane never reaches is a deadlock the launch reports, not a hang', (t) => {
