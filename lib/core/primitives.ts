@@ -22,6 +22,11 @@ export interface ShapedArray {
 
 export const aval = (shape: Shape, dtype: DType, weakType = false): ShapedArray => ({ shape: [...shape], dtype, weakType });
 
+/** An aval as a cache key: 'float32~[2,3]{pinned_host}' (`~` weak; no memory space means 'device'). */
+export function avalKey(a: ShapedArray): string {
+  return `${a.dtype}${a.weakType ? '~' : ''}[${a.shape.join(',')}]${a.memorySpace && a.memorySpace !== 'device' ? `{${a.memorySpace}}` : ''}`;
+}
+
 export type Empty = Record<string, never>;
 
 export const UNARY_PRIMITIVES = [

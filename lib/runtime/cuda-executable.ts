@@ -193,8 +193,11 @@ export class CudaExecutable implements ProgramExecutable {
       for (const n of nestedPlans(p)) {
         if (this.#nested.has(n)) continue;
         // a scan's prefetched xs arrive in device memory: the body copies them on the compute stream
-        const scan = step.eqn.params as PrimitiveParams['scan'];
-        const deviceArgs = new Set(layout.prefetch.map((f) => scan.numConsts + scan.numCarry + f.xs));
+        const deviceArgs = new Set<number>();
+        if (p.primitive === 'scan') {
+          const { numConsts, numCarry } = step.eqn.params as PrimitiveParams['scan'];
+          for (const f of layout.prefetch) deviceArgs.add(numConsts + numCarry + f.xs);
+        }
         this.#nested.set(n, new CudaExecutable(backend, n, this.#nestedAlignments(layout, n, step), false, label, deviceArgs));
       }
     }

@@ -26,7 +26,7 @@ import type { ShapedArray } from '../core/primitives.js';
 import { sizeOf } from '../core/shape.js';
 import type { Backend, DeviceBuffer } from './backend.js';
 import type {
-  CudaBufferHandle, CudaDeviceInfo, CudaFunctionHandle, CudaMemoryKind, CudaMemoryStats, CudaProgramHandle,
+  CudaBufferHandle, CudaDeviceInfo, CudaFunctionHandle, CudaMemoryKind, CudaMemoryStats, CudaProgramHandle, CudaProgramSpec,
 } from './cuda-addon.js';
 import { CudaExecutable, scanPrefetchMode } from './cuda-executable.js';
 import { DeviceHealth } from './cuda-health.js';
@@ -140,11 +140,8 @@ export class CudaBackend implements Backend {
   readonly target: CudaTarget;
   /** Whether the device's state is there, and which context (generation) buffers and programs belong to. */
   readonly health: DeviceHealth;
-  /** Native programs of one copy of N bytes (slots [dst, src]), for copies between regions of buffers. */
-  #copyPrograms = new Map<number, CudaProgramHandle>();
-  /** Native programs of one h2d copy left in flight (prefetchRegion), by bytes (negative: first), and the one that waits for them. */
-  #prefetchPrograms = new Map<number, CudaProgramHandle>();
-  #prefetchJoin: CudaProgramHandle | undefined;
+  /** Small native programs by what they do (copyRegion, prefetchRegion, awaitPrefetches): 'copy 4096', ... */
+  #smallPrograms = new Map<string, CudaProgramHandle>();
   #staging: CudaBuffer | undefined;
   #functions = new Map<string, LoadedKernel>();
   #loading = new Map<string, Promise<LoadedKernel>>();
@@ -197,9 +194,7 @@ export class CudaBackend implements Backend {
     }
     this.health.resetDone();
     this.#functions.clear();
-    this.#copyPrograms.clear();
-    this.#prefetchPrograms.clear();
-    this.#prefetchJoin = undefined;
+    this.#smallPrograms.clear();
     this.#staging = undefined;
   }
 
@@ -245,19 +240,24 @@ export class CudaBackend implements Backend {
     return new Map(sources.map((s) => [s.source, this.#functions.get(s.source)!.fn]));
   }
 
+  /** Runs a small native program, made once per key (one copy, or a pair of event ops), on these slots. */
+  #runSmall(key: string, spec: () => CudaProgramSpec, slots: CudaBufferHandle[], offsets: number[]): void {
+    let program = this.#smallPrograms.get(key);
+    if (!program) {
+      program = this.guarded(() => native().cudaProgramCreate(this.info.handle, spec()));
+      this.#smallPrograms.set(key, program);
+    }
+    const run = program;
+    this.guarded(() => native().cudaProgramRun(run, slots, offsets));
+  }
+
   /** Copies `bytes` bytes between two (buffer, offset) regions on the compute stream. */
   copyRegion(dst: { buffer: CudaBuffer; offset: number }, src: { buffer: CudaBuffer; offset: number }, bytes: number): void {
     if (bytes === 0) return;
-    const slots = [dst.buffer.handle, src.buffer.handle];
-    let program = this.#copyPrograms.get(bytes);
-    if (!program) {
-      program = this.guarded(() => native().cudaProgramCreate(this.info.handle, {
-        slotBytes: [bytes, bytes], arenaBytes: 0, events: 0, graph: false,
-        ops: [{ op: 'copy', stream: 'compute', dst: [0, 0], src: [1, 0], bytes }],
-      }));
-      this.#copyPrograms.set(bytes, program);
-    }
-    this.guarded(() => native().cudaProgramRun(program, slots, [dst.offset, src.offset]));
+    this.#runSmall(`copy ${bytes}`, () => ({
+      slotBytes: [bytes, bytes], arenaBytes: 0, events: 0, graph: false,
+      ops: [{ op: 'copy', stream: 'compute', dst: [0, 0], src: [1, 0], bytes }],
+    }), [dst.buffer.handle, src.buffer.handle], [dst.offset, src.offset]);
   }
 
   /**
@@ -268,33 +268,25 @@ export class CudaBackend implements Backend {
    */
   prefetchRegion(dst: { buffer: CudaBuffer; offset: number }, src: { buffer: CudaBuffer; offset: number }, bytes: number, first: boolean): void {
     if (bytes === 0) return;
-    const key = first ? -bytes : bytes;
-    let program = this.#prefetchPrograms.get(key);
-    if (!program) {
-      // join off: nothing waits for the copy. Fork off after the first: the record/wait pair orders the copy after
-      // compute's work so far, without the per-buffer waits (the destination lies in the caller's arena, whose
-      // last writer is the iteration computing in another region of it)
-      program = this.guarded(() => native().cudaProgramCreate(this.info.handle, {
-        slotBytes: [bytes, bytes], arenaBytes: 0, events: 1, graph: false, fork: first, join: false,
-        ops: [
-          { op: 'record', stream: 'compute', event: 0 },
-          { op: 'wait', stream: 'h2d', event: 0 },
-          { op: 'copy', stream: 'h2d', dst: [0, 0], src: [1, 0], bytes },
-        ],
-      }));
-      this.#prefetchPrograms.set(key, program);
-    }
-    this.guarded(() => native().cudaProgramRun(program, [dst.buffer.handle, src.buffer.handle], [dst.offset, src.offset]));
+    // join off: nothing waits for the copy. Fork off after the first: the record/wait pair orders the copy after
+    // compute's work so far, without the per-buffer waits (the destination lies in the caller's arena, whose last
+    // writer is the iteration computing in another region of it)
+    this.#runSmall(`prefetch ${bytes}${first ? ' first' : ''}`, () => ({
+      slotBytes: [bytes, bytes], arenaBytes: 0, events: 1, graph: false, fork: first, join: false,
+      ops: [
+        { op: 'record', stream: 'compute', event: 0 },
+        { op: 'wait', stream: 'h2d', event: 0 },
+        { op: 'copy', stream: 'h2d', dst: [0, 0], src: [1, 0], bytes },
+      ],
+    }), [dst.buffer.handle, src.buffer.handle], [dst.offset, src.offset]);
   }
 
   /** Work queued on the compute stream from now on waits for every prefetchRegion() copy queued so far. */
   awaitPrefetches(): void {
-    this.#prefetchJoin ??= this.guarded(() => native().cudaProgramCreate(this.info.handle, {
+    this.#runSmall('await prefetches', () => ({
       slotBytes: [], arenaBytes: 0, events: 1, graph: false, fork: false, join: false,
       ops: [{ op: 'record', stream: 'h2d', event: 0 }, { op: 'wait', stream: 'compute', event: 0 }],
-    }));
-    const join = this.#prefetchJoin;
-    this.guarded(() => native().cudaProgramRun(join, [], []));
+    }), [], []);
   }
 
   /** Reads `bytes` (at most 16) at a region back to the host, waiting for the work that writes them. */

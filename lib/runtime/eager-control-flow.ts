@@ -6,7 +6,7 @@
 // cuda-executable.ts), with xs read and ys written in place.
 import type { Array } from '../core/array.js';
 import { bind } from '../core/bind.js';
-import type { Primitive, PrimitiveParams, ShapedArray } from '../core/primitives.js';
+import { type Primitive, type PrimitiveParams, type ShapedArray, avalKey } from '../core/primitives.js';
 import { traceToJaxpr } from '../trace/jaxpr-trace.js';
 import type { ProgramExecutable } from './backend.js';
 import { lostArrays } from './cuda-health.js';
@@ -14,7 +14,6 @@ import type { Device } from './device.js';
 import { computationDevice, onDevice } from './placement.js';
 import { compileForDevice } from './program.js';
 
-const avalKey = (a: ShapedArray) => `${a.dtype}${a.weakType ? '~' : ''}[${a.shape.join(',')}]${(a as { memorySpace?: string }).memorySpace ?? ''}`;
 
 /** Programs per equation: keyed by the params object (which holds the jaxprs), the operand avals and the device. */
 const programs = new WeakMap<object, Map<string, ProgramExecutable>>();

@@ -8,7 +8,7 @@
 import { Array } from '../core/array.js';
 import { type Interpreter, installEagerInterpreter } from '../core/bind.js';
 import { Storage } from '../core/memory.js';
-import { type Primitive, type PrimitiveParams, type ShapedArray, abstractEval } from '../core/primitives.js';
+import { type Primitive, type PrimitiveParams, type ShapedArray, abstractEval, avalKey } from '../core/primitives.js';
 import { type Plan, lowerPrimitive } from '../compiler/lower.js';
 import { controlFlowImpl } from './eager-control-flow.js';
 import { computationDevice, onDevice } from './placement.js';
@@ -48,11 +48,6 @@ const PLAN_CACHE_SIZE = 4096;
 
 function exactKey(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'number' && (!Number.isFinite(v) || Object.is(v, -0)) ? `#${Object.is(v, -0) ? '-0' : String(v)}` : v));
-}
-
-/** An aval's part of the key: everything lowering reads (shape, dtype, weak type, memory space), without JSON. */
-function avalKey(a: ShapedArray): string {
-  return `${a.dtype}${a.weakType ? '~' : ''}[${a.shape.join(',')}]${a.memorySpace && a.memorySpace !== 'device' ? `{${a.memorySpace}}` : ''}`;
 }
 
 /** Params without fields (most elementwise primitives) skip JSON. */

@@ -10,7 +10,7 @@ import { arrayFromValues, bind1 } from '../core/bind.js';
 import { type ShapeDtypeLike, isArrayLike, isShapeDtypeLike, shapeDtypeAval, toArray } from '../core/coerce.js';
 import { DeviceLostError, ResourceExhaustedError, ValueError, checkOptions, show } from '../core/errors.js';
 import { flatten, type PyTree, type TreeDef, treeDefToString, unflatten } from '../core/pytree.js';
-import type { ShapedArray } from '../core/primitives.js';
+import { type ShapedArray, avalKey } from '../core/primitives.js';
 import { x64Enabled } from '../core/config.js';
 import { canonicalizeDType } from '../core/dtype.js';
 import type { ProgramExecutable } from '../runtime/backend.js';
@@ -142,11 +142,6 @@ function staticKey(value: unknown, index: number): string {
     );
   }
   return valueKey(value, index, 0);
-}
-
-function avalKey(a: ShapedArray): string {
-  const space = (a as { memorySpace?: string }).memorySpace;
-  return `${a.dtype}${a.weakType ? '~' : ''}[${a.shape.join(',')}]${space && space !== 'device' ? `{${space}}` : ''}`;
 }
 
 /** An argument's aval with its dtype canonicalized (float64 is float32 while x64 is off). */
