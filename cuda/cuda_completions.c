@@ -64,10 +64,30 @@ static void completion_done(napi_env env, jaxon_cuda_device *d) {
 
 // Rejects every waiting completion with the device's loss. Their host functions may still arrive (a driver that
 // calls them after a failure, or one already posted): those find the completion abandoned, so it is never freed.
+static void lost_message(jaxon_cuda_device *d, char *message, size_t size) {
+  if (d->lost_reason[0]) snprintf(message, size, "jaxon cuda: device %d failed: %s", d->ordinal, d->lost_reason);
+  else snprintf(message, size, "jaxon cuda: device %d was reset before this work finished", d->ordinal);
+}
+
+napi_value jaxon_rejected_for_loss(napi_env env, jaxon_cuda_device *d) {
+  napi_value exception, code, text, error, promise;
+  napi_deferred deferred;
+  char message[1400], name[64] = "DEVICE_LOST";
+  napi_get_and_clear_last_exception(env, &exception); // whichever call met the loss first: the loss is the error
+  // the code waits get: the driver's error name, which starts the reason ("CUDA_ERROR_LAUNCH_FAILED (...)")
+  if (d->lost_reason[0]) snprintf(name, sizeof name, "%.*s", (int)strcspn(d->lost_reason, " "), d->lost_reason);
+  lost_message(d, message, sizeof message);
+  JAXON_CHECK(env, napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &code));
+  JAXON_CHECK(env, napi_create_string_utf8(env, message, NAPI_AUTO_LENGTH, &text));
+  JAXON_CHECK(env, napi_create_error(env, code, text, &error));
+  JAXON_CHECK(env, napi_create_promise(env, &deferred, &promise));
+  JAXON_CHECK(env, napi_reject_deferred(env, deferred, error));
+  return promise;
+}
+
 void jaxon_reject_waiting(napi_env env, jaxon_cuda_device *d, const char *code) {
   char message[1400];
-  if (d->lost_reason[0]) snprintf(message, sizeof message, "jaxon cuda: device %d failed: %s", d->ordinal, d->lost_reason);
-  else snprintf(message, sizeof message, "jaxon cuda: device %d was reset before this work finished", d->ordinal);
+  lost_message(d, message, sizeof message);
   while (d->waiting) {
     jaxon_completion *c = d->waiting;
     waiting_remove(d, c);

@@ -353,7 +353,7 @@ static napi_value to_host(napi_env env, napi_callback_info info) {
     b->pending_reads++;
   } else if (!(c->host_block = copy_out(env, b, fn))) {
     free(c);
-    return NULL;
+    return b->device->lost ? jaxon_rejected_for_loss(env, b->device) : NULL;
   }
   JAXON_CHECK(env, napi_create_promise(env, &c->deferred, &promise));
   return jaxon_complete_after(env, c, mask) ? promise : NULL;

@@ -178,6 +178,9 @@ int jaxon_context_lost(CUresult result);
 void jaxon_note_result(napi_env env, CUresult result);
 /* The same for a device known without the current context (the allocator's callbacks, which have no env). */
 void jaxon_note_lost(jaxon_cuda_device *d, CUresult result);
+/* For an asynchronous call whose queueing met the device's loss (the pending exception): a Promise rejected as the
+   waits are, so the loss reaches the caller the same way whether it came before or after the call. */
+napi_value jaxon_rejected_for_loss(napi_env env, jaxon_cuda_device *d);
 /* Rejects every waiting completion (with `code`) for the device's loss or reset. */
 void jaxon_reject_waiting(napi_env env, jaxon_cuda_device *d, const char *code);
 /* Throws DEVICE_LOST: "jaxon cuda: <fn>: <what> ...", saying why the device was lost or that it was reset; returns 0. */

@@ -78,11 +78,14 @@ test('a kernel that never ends is stopped by the watchdog; awaiting its result r
 
 // bench/gpu/recovery-check.mjs is the same check for a real GPU (where NVIDIA's driver refuses the reset): here it
 // runs on the emulated GPU, whose driver allows it, and every step is asserted.
-test('the native runtime after a lost context: waits reject, what was made before is stale, a reset brings the device back', (t) => {
+// Read at once, and after the fault has surely happened (then queueing the read meets the loss: it must reject the
+// same way a wait does, not throw).
+for (const settleMs of [0, 300]) {
+test(`the native runtime after a lost context: waits reject, what was made before is stale, a reset brings the device back (read after ${settleMs} ms)`, (t) => {
   const base = { ...process.env };
   for (const k of Object.keys(base)) if (k.startsWith('JAXON_CUDA') || k === 'JAXON_PLATFORMS') delete base[k];
   const script = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'gpu', 'recovery-check.mjs');
-  const out = execFileSync(process.execPath, [script], { env: { ...base, JAXON_CUDA_EMULATOR: '1' }, encoding: 'utf8', timeout: 180_000 });
+  const out = execFileSync(process.execPath, [script, '--settle-ms', String(settleMs)], { env: { ...base, JAXON_CUDA_EMULATOR: '1' }, encoding: 'utf8', timeout: 180_000 });
   // each line: a label padded to 10 characters, then what happened
   const said = new Map(out.trim().split('\n').map((line) => [line.slice(0, 10).trim(), line.slice(11)]));
   const why = "CUDA_ERROR_LAUNCH_FAILED \\(unspecified launch failure: kernel 'jx_recovery_wild': block \\(2,0,0\\), thread \\(3,0,0\\): illegal memory read at address 0x[0-9a-f]+ \\(SIGSEGV\\)\\)";
@@ -98,6 +101,7 @@ test('the native runtime after a lost context: waits reject, what was made befor
   t.is(said.get('after'), '2,3,4,5 (expected 2,3,4,5)');
   t.like(JSON.parse(said.get('status')!), { lost: false, epoch: 2, resets: 1 });
 });
+}
 
 test('DeviceHealth: what a failure names, which generations are gone, and a reset that fails for good', (t) => {
   const health = new DeviceHealth('CUDADevice(id=0)');

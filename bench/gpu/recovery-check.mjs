@@ -2,7 +2,8 @@
 // runtime rejects what waits, refuses new work, resets the device (cuDevicePrimaryCtxReset), says what went
 // with the old context, and computes right afterwards. The same steps as test/cuda-recovery.test.ts's native
 // test, which runs them on the emulated GPU. Then a jitted function and eager ops on the reset device.
-// Run from the project root after `npm run build`: node bench/gpu/recovery-check.mjs
+// Run from the project root after `npm run build`: node bench/gpu/recovery-check.mjs [--settle-ms N]
+// (--settle-ms: sleep N ms after the wild launch, so the fault has happened before the read is queued).
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 const dist = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'lib');
@@ -31,6 +32,8 @@ const out = native().cudaAlloc(h, 4096);
 const pinned = native().cudaFromHost(h, new Float32Array([5, 6, 7, 8]), 'pinned_host');
 const t0 = performance.now();
 native().cudaLaunch(wild, [4, 1, 1], [256, 1, 1], 0, [out, x]);
+const settle = process.argv.indexOf('--settle-ms');
+if (settle > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Number(process.argv[settle + 1]));
 say('waiting', await native().cudaToHost(out).then(() => 'resolved (WRONG: the wild read should fail)', (e) => `${e.code}: ${e.message}`));
 say('lost', JSON.stringify(native().cudaDeviceStatus(h)));
 try { native().cudaAlloc(h, 16); say('refused', 'allocated (WRONG)'); } catch (e) { say('refused', `${e.code}: ${e.message}`); }
