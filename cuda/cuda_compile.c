@@ -567,7 +567,7 @@ static napi_value launch(napi_env env, napi_callback_info info) {
   for (uint32_t i = 0; i < count; i++) {
     napi_value element;
     char arg[32];
-    snprintf(arg, sizeof arg, "buffers[%u]", i);
+    jaxon_indexed_name(arg, "buffers", i);
     if (napi_get_element(env, argv[4], i, &element) != napi_ok ||
         !(buffers[i] = jaxon_get_buffer(env, element, fn, arg)))
       return NULL;

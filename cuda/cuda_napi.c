@@ -130,23 +130,35 @@ int jaxon_get_u32_array(napi_env env, napi_value value, const char *fn, const ch
   bool is = false;
   uint32_t length = 0;
   char expected[64];
-  snprintf(expected, sizeof expected, "an array of %u non-negative integers", count);
   if (napi_is_array(env, value, &is) != napi_ok || !is || napi_get_array_length(env, value, &length) != napi_ok ||
-      length != count) {
-    throw_type(env, fn, arg, expected);
-    return 0;
-  }
+      length != count)
+    goto bad;
   for (uint32_t i = 0; i < count; i++) {
     napi_value element;
     double number = -1;
     if (napi_get_element(env, value, i, &element) != napi_ok || napi_get_value_double(env, element, &number) != napi_ok ||
-        !(number >= 0 && number <= 4294967295.0) || number != (double)(uint32_t)number) {
-      throw_type(env, fn, arg, expected);
-      return 0;
-    }
+        !(number >= 0 && number <= 4294967295.0) || number != (double)(uint32_t)number)
+      goto bad;
     out[i] = (uint32_t)number;
   }
   return 1;
+bad:  // formatted only here: launches read their grid and block on the hot path
+  snprintf(expected, sizeof expected, "an array of %u non-negative integers", count);
+  throw_type(env, fn, arg, expected);
+  return 0;
+}
+
+void jaxon_indexed_name(char out[32], const char *name, uint32_t i) {
+  size_t n = strlen(name);
+  char digits[11];
+  int k = 0;
+  if (n > 19) n = 19;
+  do digits[k++] = (char)('0' + i % 10); while ((i /= 10) && k < 10);
+  memcpy(out, name, n);
+  out[n++] = '[';
+  while (k) out[n++] = digits[--k];
+  out[n++] = ']';
+  out[n] = 0;
 }
 
 int jaxon_set_number(napi_env env, napi_value object, const char *key, double value) {

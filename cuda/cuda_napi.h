@@ -28,6 +28,8 @@ void *jaxon_unwrap_handle(napi_env env, napi_value value, jaxon_handle_kind kind
 
 /* Readers: return 0 with a pending TypeError/RangeError naming fn and arg on a bad value. */
 int jaxon_get_u64(napi_env env, napi_value value, const char *fn, const char *arg, uint64_t *out);
+// "name[i]" into out (at most 31 characters), without snprintf: for argument names on hot paths
+void jaxon_indexed_name(char out[32], const char *name, uint32_t i);
 int jaxon_get_i32(napi_env env, napi_value value, const char *fn, const char *arg, int32_t *out);
 int jaxon_get_string(napi_env env, napi_value value, const char *fn, const char *arg, char **out);
 /* A Uint8Array/TypedArray/DataView/ArrayBuffer's bytes. */

@@ -291,35 +291,36 @@ static CUresult replay(jaxon_program *p, const CUdeviceptr *bases, const int *sl
           pointers[a] = jaxon_program_resolve(&p->args[o->first_arg + a], bases);
           params[a] = &pointers[a];
         }
-        snprintf(call, call_size, "cuLaunchKernel(%s) in ops[%u]", jaxon_function_name(o->function), i);
         result = jaxon_cu->cuLaunchKernel(jaxon_function_handle(o->function), o->grid[0], o->grid[1], o->grid[2],
                                           o->block[0], o->block[1], o->block[2], o->shared, stream,
                                           n ? params : NULL, NULL);
+        if (result != CUDA_SUCCESS)
+          snprintf(call, call_size, "cuLaunchKernel(%s) in ops[%u]", jaxon_function_name(o->function), i);
         break;
       }
       case OP_COPY: {
         int src_host = o->src.slot >= 0 && slot_host[o->src.slot];
         int dst_host = o->dst.slot >= 0 && slot_host[o->dst.slot];
         CUdeviceptr dst = jaxon_program_resolve(&o->dst, bases), src = jaxon_program_resolve(&o->src, bases);
-        snprintf(call, call_size, "copy of %llu bytes in ops[%u]", (unsigned long long)o->bytes, i);
         if (src_host && dst_host) // pinned host to pinned host (a scan body passing its host slice through)
           result = jaxon_cu->cuMemcpyAsync ? jaxon_cu->cuMemcpyAsync(dst, src, o->bytes, stream) : CUDA_ERROR_INVALID_VALUE;
         else if (dst_host) result = jaxon_cu->cuMemcpyDtoHAsync_v2((void *)(uintptr_t)dst, src, o->bytes, stream);
         else if (src_host) result = jaxon_cu->cuMemcpyHtoDAsync_v2(dst, (const void *)(uintptr_t)src, o->bytes, stream);
         else result = jaxon_cu->cuMemcpyDtoDAsync_v2(dst, src, o->bytes, stream);
+        if (result != CUDA_SUCCESS) snprintf(call, call_size, "copy of %llu bytes in ops[%u]", (unsigned long long)o->bytes, i);
         break;
       }
       case OP_MEMSET:
-        snprintf(call, call_size, "cuMemsetD8Async in ops[%u]", i);
         result = jaxon_cu->cuMemsetD8Async(jaxon_program_resolve(&o->dst, bases), (unsigned char)o->value, o->bytes, stream);
+        if (result != CUDA_SUCCESS) snprintf(call, call_size, "cuMemsetD8Async in ops[%u]", i);
         break;
       case OP_RECORD:
-        snprintf(call, call_size, "cuEventRecord in ops[%u]", i);
         result = jaxon_cu->cuEventRecord(p->events[o->event], stream);
+        if (result != CUDA_SUCCESS) snprintf(call, call_size, "cuEventRecord in ops[%u]", i);
         break;
       case OP_WAIT:
-        snprintf(call, call_size, "cuStreamWaitEvent in ops[%u]", i);
         result = jaxon_cu->cuStreamWaitEvent(stream, p->events[o->event], 0);
+        if (result != CUDA_SUCCESS) snprintf(call, call_size, "cuStreamWaitEvent in ops[%u]", i);
         break;
     }
     if (timed && result == CUDA_SUCCESS) {
@@ -360,15 +361,9 @@ static CUresult replay_all(jaxon_program *p, const CUdeviceptr *bases, const int
     snprintf(call, size, "cuEventRecord(base of a timed run)");
     result = jaxon_cu->cuEventRecord(timing->events[2 * p->num_ops], p->device->streams[JAXON_STREAM_COMPUTE]);
   }
-  if (result == CUDA_SUCCESS) {
-    snprintf(call, size, "fork of the copy streams");
-    result = fork_streams(p);
-  }
+  if (result == CUDA_SUCCESS && (result = fork_streams(p)) != CUDA_SUCCESS) snprintf(call, size, "fork of the copy streams");
   if (result == CUDA_SUCCESS) result = replay(p, bases, slot_host, timing, call, size);
-  if (result == CUDA_SUCCESS) {
-    snprintf(call, size, "join of the copy streams");
-    result = join_streams(p);
-  }
+  if (result == CUDA_SUCCESS && (result = join_streams(p)) != CUDA_SUCCESS) snprintf(call, size, "join of the copy streams");
   return result;
 }
 
@@ -445,22 +440,32 @@ static napi_value run(napi_env env, napi_callback_info info, int timed) {
     return NULL;
   }
   jaxon_cuda_device *d = p->device;
-  jaxon_cuda_buffer **slots = calloc(count + 1, sizeof *slots);
-  CUdeviceptr *bases = calloc(count + 1, sizeof *bases);
-  int *slot_host = calloc(count + 1, sizeof *slot_host);
+  // a run is on the host's hot path (one per jitted call): small programs keep their slot tables on the stack
+  enum { SMALL = 16 };
+  jaxon_cuda_buffer *small_slots[SMALL];
+  CUdeviceptr small_bases[SMALL];
+  int small_host[SMALL];
+  int heap = count + 1 > SMALL;
+  jaxon_cuda_buffer **slots = heap ? calloc(count + 1, sizeof *slots) : small_slots;
+  CUdeviceptr *bases = heap ? calloc(count + 1, sizeof *bases) : small_bases;
+  int *slot_host = heap ? calloc(count + 1, sizeof *slot_host) : small_host;
   jaxon_cuda_buffer *arena = NULL;
   napi_value result = NULL;
   if (!slots || !bases || !slot_host) goto done;
+  if (!heap) {
+    memset(small_bases, 0, sizeof small_bases);
+    memset(small_host, 0, sizeof small_host);
+  }
   for (uint32_t i = 0; i < count; i++) {
     napi_value element;
     char arg[32], message[300];
-    snprintf(arg, sizeof arg, "slots[%u]", i);
+    jaxon_indexed_name(arg, "slots", i);
     if (napi_get_element(env, argv[1], i, &element) != napi_ok || !(slots[i] = jaxon_get_buffer(env, element, fn, arg)))
       goto done;
     uint64_t offset = 0;
     if (has_offsets) {
       napi_value o;
-      snprintf(arg, sizeof arg, "offsets[%u]", i);
+      jaxon_indexed_name(arg, "offsets", i);
       if (napi_get_element(env, argv[2], i, &o) != napi_ok || !jaxon_get_u64(env, o, fn, arg, &offset)) goto done;
     }
     if (slots[i]->device != d || offset > slots[i]->nbytes || slots[i]->nbytes - offset < p->slot_bytes[i]) {
@@ -491,7 +496,8 @@ static napi_value run(napi_env env, napi_callback_info info, int timed) {
     for (int s = 0; s < JAXON_STREAM_COUNT; s++)
       if ((p->slot_streams[i] >> s) & 1) jaxon_alloc_record_use(slots[i]->block, jaxon_stream_id(d, s));
   }
-  char call[300] = "";
+  char call[300];
+  call[0] = 0;
   CUresult status = CUDA_SUCCESS;
   program_timing timing = {p->timing};
   int reuse = 0;
@@ -506,7 +512,7 @@ static napi_value run(napi_env env, napi_callback_info info, int timed) {
     goto done;
   }
   if (reuse) {
-    snprintf(call, sizeof call, "cuGraphLaunch");
+    memcpy(call, "cuGraphLaunch", sizeof "cuGraphLaunch");
     status = jaxon_cu->cuGraphLaunch(p->exec, d->streams[JAXON_STREAM_COMPUTE]);
     if (status == CUDA_SUCCESS) p->graph_launches++;
   } else {
@@ -529,9 +535,11 @@ done:
     jaxon_buffer_free(env, arena); // stream-ordered: the run's queued work still owns it
     free(arena);
   }
-  free(slots);
-  free(bases);
-  free(slot_host);
+  if (heap) {
+    free(slots);
+    free(bases);
+    free(slot_host);
+  }
   return result;
 }
 

@@ -132,7 +132,9 @@ struct CUgraph_st {
 
 struct CUgraphExec_st {
   const CUgraph_st *source;  // node handles of this graph name the nodes to update
-  std::vector<NodeWork> works;
+  // copy on write: a launch shares the current works; an update after a launch copies them first, so queued
+  // launches keep the parameters they were launched with (a launch of an unchanged exec copies nothing)
+  std::shared_ptr<std::vector<NodeWork>> works = std::make_shared<std::vector<NodeWork>>();
   unsigned generation = context_generation();
 };
 
@@ -163,9 +165,10 @@ bool refuse_updates() {
 CUresult exec_node(CUgraphExec exec, CUgraphNode node, NodeKind kind, NodeWork **out) {
   if (!exec || !node || refuse_updates()) return CUDA_ERROR_INVALID_VALUE;
   REQUIRE_CURRENT(exec);
-  if (node->graph != exec->source || node->index >= exec->works.size() || exec->works[node->index].kind != kind)
+  if (node->graph != exec->source || node->index >= exec->works->size() || (*exec->works)[node->index].kind != kind)
     return CUDA_ERROR_INVALID_VALUE;
-  *out = &exec->works[node->index];
+  if (exec->works.use_count() > 1) exec->works = std::make_shared<std::vector<NodeWork>>(*exec->works);
+  *out = &(*exec->works)[node->index];
   return CUDA_SUCCESS;
 }
 
@@ -206,8 +209,8 @@ EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph, un
   REQUIRE_HEALTHY();
   if (!exec || !graph || flags != 0) return CUDA_ERROR_INVALID_VALUE;
   REQUIRE_CURRENT(graph);
-  auto instance = new CUgraphExec_st{graph, {}};
-  for (auto &n : graph->nodes) instance->works.push_back(n->work);
+  auto instance = new CUgraphExec_st{graph, std::make_shared<std::vector<NodeWork>>()};
+  for (auto &n : graph->nodes) instance->works->push_back(n->work);
   *exec = instance;
   return CUDA_SUCCESS;
 }
@@ -217,7 +220,7 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
   if (!exec) return CUDA_ERROR_INVALID_VALUE;
   REQUIRE_CURRENT(exec);
   REQUIRE_STREAM(stream);
-  auto works = std::make_shared<const std::vector<NodeWork>>(exec->works);  // later updates do not touch this launch
+  std::shared_ptr<const std::vector<NodeWork>> works = exec->works;  // later updates copy before they write
   stream_of(stream).push([works] {
     for (const NodeWork &w : *works) run(w);
   });

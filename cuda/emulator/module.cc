@@ -145,6 +145,7 @@ CUresult check_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsig
   launch->block = {bx, by, bz};
   launch->dynamic_shared = shared;
   size_t offset = 0;
+  launch->param_offsets.reserve(f->kernel->num_params);  // one allocation (launches are on the caller's hot path)
   for (int i = 0; i < f->kernel->num_params; i++) {
     size_t size = f->kernel->param_sizes[i];
     offset = (offset + 15) & ~(size_t)15;

@@ -262,7 +262,19 @@ for (const node of Object.keys(UP) as LatticeNode[]) {
   UPPER_BOUNDS.set(node, seen);
 }
 
+/** Joins already made, by pair (promotion runs on every op: host time per eager op). */
+const joins = new Map<LatticeNode, Map<LatticeNode, LatticeNode>>();
+
 function join(a: LatticeNode, b: LatticeNode): LatticeNode {
+  if (a === b) return a;
+  let row = joins.get(a);
+  if (!row) joins.set(a, (row = new Map()));
+  let c = row.get(b);
+  if (c === undefined) row.set(b, (c = leastUpperBound(a, b)));
+  return c;
+}
+
+function leastUpperBound(a: LatticeNode, b: LatticeNode): LatticeNode {
   const ua = UPPER_BOUNDS.get(a)!;
   const ub = UPPER_BOUNDS.get(b)!;
   const common = [...ua].filter((n) => ub.has(n));

@@ -18,6 +18,16 @@ export function typeOf(fn: string, x: unknown, arg = 'x'): TypeInfo {
 
 /** Converts operands to Arrays of their common promoted dtype (JAX's promote_dtypes). */
 export function promote(fn: string, ...xs: unknown[]): Array[] {
+  // arrays of one dtype and weak flag already have the result type (the common case, on every op)
+  const first = xs[0];
+  if (first instanceof Array) {
+    let same = true;
+    for (let i = 1; i < xs.length && same; i++) {
+      const x = xs[i];
+      same = x instanceof Array && x.dtype === first.dtype && x.weakType === first.weakType;
+    }
+    if (same && resultType({ dtype: first.dtype, weak: first.weakType }).dtype === first.dtype) return xs as Array[];
+  }
   const arrays = xs.map((x, i) => (x instanceof Array ? x : typeof x === 'number' || typeof x === 'boolean' ? x : toArray(fn, x, argName(i, xs.length))));
   const t = resultType(...arrays.map((x, i) => typeOf(fn, x, argName(i, xs.length))));
   return arrays.map((x, i) => castTo(fn, x, t, argName(i, xs.length)));

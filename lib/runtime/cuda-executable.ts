@@ -131,6 +131,15 @@ export class CudaExecutable implements ProgramExecutable {
   readonly #nativeArena: boolean;
   /** JAXON_CUDA_POISON=1: every run's temporaries and outputs start as 0xff bytes (read once: process.env is slow) */
   readonly #poison = process.env['JAXON_CUDA_POISON'] === '1';
+  /** Whether run() may take #runDirect: one segment, no donation, no arena outside the native program's, no poison. */
+  get #direct(): boolean {
+    const { plan } = this;
+    if (this.#pieces.length === 0) return false; // not built yet
+    return this.#directOk ??=
+      this.#pieces.length === 1 && this.#pieces[0]!.kind === 'segment' && !this.#poison && plan.arena.pinned_host === 0 &&
+      (plan.arena.device === 0 || this.#nativeArena) && plan.slotBuffers.every((id) => plan.placements[id]!.place !== 'donated');
+  }
+  #directOk: boolean | undefined;
 
   constructor(
     readonly backend: CudaBackend,
@@ -634,9 +643,72 @@ export class CudaExecutable implements ProgramExecutable {
   }
 
   /** Runs the program on arguments and constants on this device; returns new output arrays. */
+  /**
+   * The usual jitted call, on the host's hot path: one native program (no control flow, no donation, no host
+   * temporaries), every slot at offset 0. Binds the handles straight into the native call's slot array (the general
+   * path below builds bindings, offsets and arena objects per call; host time per call is issue 11's figure).
+   */
+  #runDirect(args: readonly Array[], consts: readonly Array[]): Array[] {
+    const { plan, program, backend } = this;
+    const piece = this.#pieces[0] as Extract<Piece, { kind: 'segment' }>;
+    const slots = this.#slots;
+    const handles = new globalThis.Array<CudaBufferHandle>(slots.count);
+    for (let i = 0; i < args.length; i++) handles[i] = backend.own(args[i]!.storage('jax.jit').buffer, 'jax.jit').handle;
+    for (let i = 0; i < consts.length; i++) handles[slots.args + i] = backend.own(consts[i]!.storage('jax.jit').buffer, 'jax.jit').handle;
+    backend.ensureUsable();
+    backend.noteWork(this.label);
+    const slotBuffers = plan.slotBuffers;
+    const storages: Storage[] = new globalThis.Array(slotBuffers.length);
+    try {
+      for (let i = 0; i < slotBuffers.length; i++) {
+        const b = program.buffers[slotBuffers[i]!]!;
+        const buffer = backend.allocate(bufferBytes(b), b.memoryKind);
+        storages[i] = new Storage(backend, buffer);
+        handles[slots.args + slots.consts + i] = buffer.handle;
+      }
+      const literals = this.#literals.handle;
+      handles[slots.literals] = literals;
+      handles[slots.arena.device] = literals; // no temporaries outside the native arena: nothing refers to these slots
+      handles[slots.arena.pinned_host] = literals;
+      backend.guarded(() => native().cudaProgramRun(piece.program, handles));
+    } catch (error) {
+      for (const st of storages) st?.release();
+      throw error;
+    }
+    const outputs = program.outputs;
+    const result: Array[] = new globalThis.Array(outputs.length);
+    let handedOut = 0; // slots already given to an output (bit per slot, up to 31), else a Set below
+    const many = slotBuffers.length > 31 ? new Set<number>() : null;
+    for (let i = 0; i < outputs.length; i++) {
+      const o = outputs[i]!;
+      const space = (o.aval as { memorySpace?: MemoryKind }).memorySpace ?? 'device';
+      let storage: Storage;
+      if ('literal' in o) {
+        storage = new Storage(backend, backend.fromHost(packValues([o.literal], o.aval.dtype), space));
+      } else {
+        const slot = plan.outputSlots[i]!;
+        if (slot >= 0) {
+          storage = storages[slot]!;
+          const seen = many ? many.has(slot) : (handedOut >> slot) & 1;
+          if (seen) storage.retain();
+          if (many) many.add(slot);
+          else handedOut |= 1 << slot;
+        } else {
+          const p = plan.placements[o.buffer]!;
+          storage = (p.place === 'argument' ? args[p.index]! : consts[(p as { index: number }).index]!).storage('jax.jit').retain();
+        }
+      }
+      result[i] = new Array(storage, o.aval.shape, o.aval.dtype, o.aval.weakType, space);
+    }
+    return result;
+  }
+
   run(args: readonly Array[], consts: readonly Array[]): Array[] {
     const { plan, program, backend } = this;
     backend.flush();
+    if (this.#direct && this.#generation === backend.generation && args.length === this.#slots.args && consts.length === this.#slots.consts && !profiling()) {
+      return this.#runDirect(args, consts);
+    }
     const bind = (a: Array): Binding => {
       const buffer = backend.own(a.storage('jax.jit').buffer, 'jax.jit');
       if (buffer.goneError) throw buffer.goneError;

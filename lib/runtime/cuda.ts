@@ -71,6 +71,7 @@ export class CudaBuffer implements DeviceBuffer {
   }
   /** The error of using this buffer, when its device's state was lost since it was made. */
   get goneError(): DeviceLostError | undefined {
+    if (this.health.live(this.#generation)) return undefined; // (the message is built only when needed: every handle read asks)
     return this.health.goneSince(this.#generation, `this array's buffer (${this.nbytes} bytes, ${this.memoryKind})`);
   }
   /** Drops the handle; the caller frees the memory. */
@@ -89,6 +90,8 @@ interface LoadedKernel {
 
 interface PreparedLaunch {
   readonly source: CudaKernelSource;
+  /** what a failure names */
+  readonly label: string;
   readonly buffers: CudaBuffer[];
 }
 
@@ -112,6 +115,21 @@ interface Action {
 const renderedKernels = new Map<string, CudaKernelSource>();
 /** The same by kernel object first: repeated eager plans reuse their kernel objects (runtime/eager.ts). */
 const renderedByObject = new WeakMap<object, Map<string, CudaKernelSource>>();
+
+/** Each eager plan's launches rendered, and what a failure names, once per plan (plans are cached: runtime/eager.ts). */
+const renderedPlans = new WeakMap<Plan, { source: CudaKernelSource; label: string }[]>();
+
+function renderPlan(plan: Plan): { source: CudaKernelSource; label: string }[] {
+  let rendered = renderedPlans.get(plan);
+  if (!rendered) {
+    rendered = plan.launches.map((l) => {
+      const source = render(l.kernel, l.params);
+      return { source, label: `kernel '${source.name}'` };
+    });
+    renderedPlans.set(plan, rendered);
+  }
+  return rendered;
+}
 
 function render(kernel: Plan['launches'][number]['kernel'], params: readonly number[]): CudaKernelSource {
   const paramKey = params.join(',');
@@ -410,7 +428,8 @@ export class CudaBackend implements Backend {
           case 'temp': return temps[ref.index]!;
         }
       };
-      const launches = plan.launches.map((l) => ({ source: render(l.kernel, l.params), buffers: l.buffers.map(resolve) }));
+      const rendered = renderPlan(plan);
+      const launches = plan.launches.map((l, k) => ({ source: rendered[k]!.source, label: rendered[k]!.label, buffers: l.buffers.map(resolve) }));
       const job: Job = { kind: 'job', launches, inputs: ins, outputs: outs, temps, done: false };
       // the usual case, every kernel loaded: no sets or filters (host time per eager op)
       let loaded = true;
@@ -564,11 +583,14 @@ export class CudaBackend implements Backend {
     if (failed) {
       for (const b of job.outputs) if (!job.inputs.includes(b)) b.error = failed.error;
     } else {
-      for (const { source, buffers } of job.launches) {
-        if (source.grid.some((g) => g === 0)) continue; // empty arrays: nothing to do
+      for (const { source, label, buffers } of job.launches) {
+        const grid = source.grid;
+        if (grid[0] === 0 || grid[1] === 0 || grid[2] === 0) continue; // empty arrays: nothing to do
         const loaded = this.#functions.get(source.source)!;
-        this.health.noteWork(`kernel '${source.name}'`);
-        native().cudaLaunch(loaded.fn, source.grid, source.block, source.sharedMemBytes, buffers.map((b) => b.handle));
+        this.health.noteWork(label);
+        const handles = new globalThis.Array<CudaBufferHandle>(buffers.length);
+        for (let i = 0; i < buffers.length; i++) handles[i] = buffers[i]!.handle;
+        native().cudaLaunch(loaded.fn, grid, source.block, source.sharedMemBytes, handles);
       }
     }
     for (const t of job.temps) this.#freeNow(t); // stream-ordered: the launches above still see them
