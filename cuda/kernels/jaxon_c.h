@@ -61,4 +61,5 @@ JX_FN jx_u16 jx_f2h(float f) {
   return (jx_u16)(sign | half);
 }
 #include "jaxon_common.h"
+#include "jaxon_gemm.h"
 #endif

@@ -38,6 +38,8 @@ export interface CpuCompilerInfo {
   /** First line of `<command> --version`; part of every cache key. */
   version: string;
   flags: string[];
+  /** With -march=native among the flags: the host CPU's model and feature flags (part of every cache key). */
+  cpu: string;
 }
 
 export interface KernelCacheStats {
@@ -55,7 +57,37 @@ export interface KernelCacheStats {
 const compileFlags = ['-O3', '-std=c11', '-fPIC', '-shared', '-fopenmp', '-ffp-contract=off', '-fno-math-errno'];
 // Libraries go after the source, or linkers that drop unused libraries drop libm.
 const linkFlags = ['-lm'];
-const allFlags = [...compileFlags, ...linkFlags];
+
+/**
+ * Code for the host CPU's vector units (AVX2/FMA, AVX-512 where present: the GEMM's micro-kernel and every
+ * vectorized loop): -march=native when the compiler takes it, unless JAXON_CPU_MARCH names another -march value
+ * ('' for the compiler's default). -ffp-contract=off still keeps a*b+c unfused outside the GEMM, so results do not
+ * depend on the CPU. The CPU's identity joins the cache key (hostCpuIdentity): a cache moved to another machine
+ * rebuilds instead of running instructions that machine lacks.
+ */
+function hostArchFlags(command: string, prefixArgs: string[]): string[] {
+  const chosen = process.env['JAXON_CPU_MARCH'];
+  if (chosen !== undefined) return chosen === '' ? [] : [`-march=${chosen}`];
+  try {
+    execFileSync(command, [...prefixArgs, '-march=native', '-E', '-x', 'c', '-'], { input: '', stdio: ['pipe', 'ignore', 'ignore'] });
+    return ['-march=native'];
+  } catch {
+    return [];
+  }
+}
+
+/** The host CPU's model and feature flags (Linux: /proc/cpuinfo's first processor), else Node's view of it. */
+function hostCpuIdentity(): string {
+  try {
+    const info = fs.readFileSync('/proc/cpuinfo', 'utf8').split('\n\n')[0]!;
+    const field = (name: string) => info.split('\n').find((l) => l.startsWith(name))?.split(':')[1]?.trim() ?? '';
+    const identity = `${field('model name')}|${field('flags') || field('Features')}`;
+    if (identity !== '|') return sha256(identity).slice(0, 16);
+  } catch {
+    // not Linux
+  }
+  return sha256(`${os.cpus()[0]?.model ?? ''}|${process.arch}`).slice(0, 16);
+}
 
 const cIdentifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
 // The addon copies symbol names into a 512-byte buffer.
@@ -89,9 +121,11 @@ export function cpuCompilerInfo(): CpuCompilerInfo {
       { cause: error },
     );
   }
-  const info: CpuCompilerInfo = { command: spec, version: output.split('\n')[0]!.trim(), flags: allFlags };
+  const arch = hostArchFlags(command!, prefixArgs);
+  const flags = [...compileFlags, ...arch, ...linkFlags];
+  const info: CpuCompilerInfo = { command: spec, version: output.split('\n')[0]!.trim(), flags, cpu: arch.length ? hostCpuIdentity() : '' };
   compilerInfoBySpec.set(spec, info);
-  return { ...info, flags: [...allFlags] };
+  return { ...info, flags: [...flags] };
 }
 
 /** Counters since the process started (tests compare before and after). */
@@ -147,6 +181,7 @@ function kernelKey(name: string, source: string, compiler: CpuCompilerInfo): str
     name,
     source,
     flags: compiler.flags,
+    cpu: compiler.cpu,
     headers: kernelHeadersDigest(),
     compiler: compiler.version,
     jaxon: jaxonVersion(),
@@ -219,7 +254,7 @@ function compileIntoCache(
   const [command, ...prefixArgs] = compiler.command.split(/\s+/);
   // Relative names, run in workDir: the object records the source file name,
   // and a pid in it would make builds of one key differ between processes.
-  const args = [...prefixArgs, sourceFile, ...compileFlags, '-I', kernelHeaderDir(), '-o', outputFile, ...linkFlags];
+  const args = [...prefixArgs, sourceFile, ...compiler.flags.filter((f) => !linkFlags.includes(f)), '-I', kernelHeaderDir(), '-o', outputFile, ...linkFlags];
   const started = performance.now();
   try {
     execFileSync(command!, args, {

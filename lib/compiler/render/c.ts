@@ -339,7 +339,79 @@ function dotStore(k: DotKernel): { decls: string[]; row: string[]; store: string
   };
 }
 
+/** Dots the packed float GEMM serves (jaxon_gemm.h): 32- and 16-bit float operands and results, f32 accumulation. */
+const GEMM_DTYPES: ReadonlySet<DType> = new Set(['float32', 'float16', 'bfloat16']);
+
 function dot(k: DotKernel, name: string): string {
+  return GEMM_DTYPES.has(k.inputDtype) && GEMM_DTYPES.has(k.outputDtype) ? gemmDot(k, name) : loopDot(k, name);
+}
+
+/**
+ * A float dot through the packed GEMM: each batch element's product is computed in float (f32 accumulation, as
+ * OpenBLAS and XLA's CPU backend) over threads splitting batches, rows and columns; 16-bit operands are converted to
+ * f32 copies first. The product goes straight to the output when it is f32 and nothing is fused onto it, else into a
+ * float scratch that the epilogue (or the rounding to a 16-bit output) reads row by row.
+ */
+function gemmDot(k: DotKernel, name: string): string {
+  const ti = storageType(k.inputDtype);
+  const nOut = k.epilogue ? k.epilogue.outputs.length : 1;
+  const store = dotStore(k);
+  const direct = !k.epilogue && k.outputDtype === 'float32';
+  const convert = k.inputDtype !== 'float32';
+  const operands = convert
+    ? [
+        '/* 16-bit operands: contiguous f32 copies, converted once (the product reads each element many times) */',
+        'float *lhs32 = (float *)malloc(sizeof(float) * (size_t)(B * M * K));',
+        'float *rhs32 = (float *)malloc(sizeof(float) * (size_t)(B * K * N));',
+        '#pragma omp parallel for if (B * M * K > JX_PARALLEL_THRESHOLD)',
+        `for (int64_t i = 0; i < B * M * K; i++) { const int64_t b = i / (M * K), m = i / K % M, kk = i % K; lhs32[i] = (float)${loadValue(k.inputDtype, 'lhs[b * lsb + m * lsm + kk * lsk]')}; }`,
+        '#pragma omp parallel for if (B * K * N > JX_PARALLEL_THRESHOLD)',
+        `for (int64_t i = 0; i < B * K * N; i++) { const int64_t b = i / (K * N), kk = i / N % K, j = i % N; rhs32[i] = (float)${loadValue(k.inputDtype, 'rhs[b * rsb + kk * rsk + j * rsn]')}; }`,
+        'const float *A = lhs32, *W = rhs32;',
+        'const int64_t asb = M * K, asm_ = K, ask = 1, wsb = K * N, wsk = N, wsn = 1;',
+      ]
+    : ['const float *A = lhs, *W = rhs;', 'const int64_t asb = lsb, asm_ = lsm, ask = lsk, wsb = rsb, wsk = rsk, wsn = rsn;'];
+  const finish = direct
+    ? []
+    : [
+        '#pragma omp parallel for schedule(static) if (B * M * N > JX_PARALLEL_THRESHOLD)',
+        'for (int64_t bm = 0; bm < B * M; bm++) {',
+        '  const int64_t b = bm / M, m = bm % M;',
+        '  const float *row = C + bm * N;',
+        ...indent([...store.row, 'for (int64_t j = 0; j < N; j++) {'], 2).split('\n'),
+        ...indent(store.store, 4).split('\n'),
+        '  }',
+        '}',
+        'free(C);',
+      ];
+  return `void ${name}(void **buffers, const int64_t *params) {
+  const int64_t B = params[0], M = params[1], N = params[2], K = params[3];
+  const int64_t lsb = params[4], lsm = params[5], lsk = params[6], rsb = params[7], rsk = params[8], rsn = params[9];
+${indent(store.decls, 2)}
+  const ${ti} *restrict lhs = (const ${ti} *)buffers[${nOut}];
+  const ${ti} *restrict rhs = (const ${ti} *)buffers[${nOut + 1}];
+  if (B * M * N == 0) return;
+${indent(operands, 2)}
+  float *C = ${direct ? 'out' : '(float *)malloc(sizeof(float) * (size_t)(B * M * N))'};
+  #pragma omp parallel if (B * M * N * K > JX_PARALLEL_THRESHOLD)
+  {
+    jx_sgemm_buffers w;
+    jx_sgemm_buffers_alloc(&w, M, N, K);
+    const jx_sgemm_split s = jx_sgemm_plan(B, M, N, omp_get_num_threads());
+    #pragma omp for schedule(static)
+    for (int64_t it = 0; it < s.items; it++) {
+      int64_t b, m_lo, m_hi, n_lo, n_hi;
+      jx_sgemm_item(s, it, M, N, &b, &m_lo, &m_hi, &n_lo, &n_hi);
+      jx_sgemm_range(K, A + b * asb, asm_, ask, W + b * wsb, wsk, wsn, C + b * M * N, N, m_lo, m_hi, n_lo, n_hi, &w);
+    }
+    jx_sgemm_buffers_free(&w);
+  }
+${indent([...finish, ...(convert ? ['free(lhs32);', 'free(rhs32);'] : [])], 2)}
+}`;
+}
+
+/** Other dots (integers, float64, mixed): one row of the product at a time, accumulated in 64 bits. */
+function loopDot(k: DotKernel, name: string): string {
   const floating = isFloating(k.outputDtype) || isFloating(k.inputDtype);
   const acc = floating ? 'double' : isUnsigned(k.outputDtype) ? 'uint64_t' : 'uint64_t';
   const ti = storageType(k.inputDtype);

@@ -1,0 +1,193 @@
+/* Single-precision GEMM for the CPU's dot kernels (lib/compiler/render/c.ts):
+   C[m, n] = sum_k A[m, k] * B[k, n] for one batch element, A and B read
+   through strides (any layout: they are packed), float accumulation with
+   fused multiply-adds, as OpenBLAS and XLA's CPU backend accumulate.
+
+   The BLIS/GotoBLAS scheme: B is packed into KC x NC panels of NR-wide column
+   strips, A into MC x KC blocks of MR-tall row strips, and an MR x NR
+   micro-kernel keeps its tile of C in registers for the whole KC depth (6 x 16
+   floats: 12 AVX2 or 6 AVX-512 registers). The micro-kernel is written with
+   GCC's vector extensions, so the compiler picks the host's widest FMA
+   (kernels compile with -march of the host, runtime/kernel-cache.ts); the
+   rest of the kernel keeps -ffp-contract=off, only this function contracts.
+
+   Work is split over OpenMP threads by the caller, as row and column ranges
+   of C (jx_sgemm_range): each thread packs its own panels. Part of every
+   kernel cache key (runtime/kernel-headers.ts). */
+#ifndef JX_GEMM_H
+#define JX_GEMM_H
+
+/* Blocking tuned on the 2-core development machine (Xeon, 2 MiB L2 per core) against NumPy/OpenBLAS in the same
+   minute: KC x NR strips of B stay in L1, the MC x KC block of A (72 KiB) and the KC x NC panel of B (512 KiB) in L2. */
+#define JX_MR 6
+#define JX_NR 16
+#define JX_KC 256
+#define JX_MC 72
+#define JX_NC 512
+
+typedef float jx_vnr __attribute__((vector_size(JX_NR * sizeof(float)), aligned(JX_NR * sizeof(float))));
+
+#if defined(__clang__)
+#define JX_CONTRACT
+#elif defined(__GNUC__)
+#define JX_CONTRACT __attribute__((optimize("fp-contract=fast")))
+#else
+#define JX_CONTRACT
+#endif
+
+/* One MR x NR tile: c (row stride ldc) = (first ? 0 : c) + a_panel . b_panel over kc; only mr x nr of it is stored. */
+static JX_CONTRACT void jx_sgemm_micro(int64_t kc, const float *restrict a, const float *restrict b, float *restrict c,
+                                       int64_t ldc, int mr, int nr, int first) {
+#if defined(__clang__)
+#pragma clang fp contract(fast)
+#endif
+  jx_vnr c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0}, c4 = {0}, c5 = {0};
+  for (int64_t k = 0; k < kc; k++) {
+    const jx_vnr bk = *(const jx_vnr *)(b + k * JX_NR);
+    const float *ak = a + k * JX_MR;
+    c0 += ak[0] * bk;
+    c1 += ak[1] * bk;
+    c2 += ak[2] * bk;
+    c3 += ak[3] * bk;
+    c4 += ak[4] * bk;
+    c5 += ak[5] * bk;
+  }
+  jx_vnr rows[JX_MR] = {c0, c1, c2, c3, c4, c5};
+  if (nr == JX_NR) {
+    for (int i = 0; i < mr; i++) {
+      float *ci = c + i * ldc;
+      jx_vnr v;
+      if (first) v = rows[i];
+      else {
+        memcpy(&v, ci, sizeof v);
+        v += rows[i];
+      }
+      memcpy(ci, &v, sizeof v);
+    }
+  } else {
+    for (int i = 0; i < mr; i++) {
+      float *ci = c + i * ldc;
+      const float *r = (const float *)&rows[i];
+      if (first) for (int j = 0; j < nr; j++) ci[j] = r[j];
+      else for (int j = 0; j < nr; j++) ci[j] += r[j];
+    }
+  }
+}
+
+/* Packs A[m0:m0+mc, k0:k0+kc] into MR-row strips, k-major within a strip; rows past mc are zeros. */
+static void jx_sgemm_pack_a(const float *a, int64_t sm, int64_t sk, int64_t mc, int64_t kc, float *restrict out) {
+  for (int64_t i0 = 0; i0 < mc; i0 += JX_MR) {
+    const int64_t rows = mc - i0 < JX_MR ? mc - i0 : JX_MR;
+    for (int64_t k = 0; k < kc; k++) {
+      for (int64_t i = 0; i < rows; i++) out[k * JX_MR + i] = a[(i0 + i) * sm + k * sk];
+      for (int64_t i = rows; i < JX_MR; i++) out[k * JX_MR + i] = 0;
+    }
+    out += kc * JX_MR;
+  }
+}
+
+/* Packs B[k0:k0+kc, n0:n0+nc] into NR-column strips, k-major within a strip; columns past nc are zeros. */
+static void jx_sgemm_pack_b(const float *b, int64_t sk, int64_t sn, int64_t kc, int64_t nc, float *restrict out) {
+  for (int64_t j0 = 0; j0 < nc; j0 += JX_NR) {
+    const int64_t cols = nc - j0 < JX_NR ? nc - j0 : JX_NR;
+    for (int64_t k = 0; k < kc; k++) {
+      const float *bk = b + k * sk + j0 * sn;
+      float *o = out + k * JX_NR;
+      if (sn == 1 && cols == JX_NR) memcpy(o, bk, JX_NR * sizeof(float));
+      else {
+        for (int64_t j = 0; j < cols; j++) o[j] = bk[j * sn];
+        for (int64_t j = cols; j < JX_NR; j++) o[j] = 0;
+      }
+    }
+    out += kc * JX_NR;
+  }
+}
+
+/* The panels one thread packs into (64-byte aligned). */
+typedef struct {
+  float *a, *b;
+} jx_sgemm_buffers;
+
+/* Panels sized for an M x N x K product (small products get small panels: no mmap per call). */
+static int jx_sgemm_buffers_alloc(jx_sgemm_buffers *w, int64_t M, int64_t N, int64_t K) {
+  const int64_t kc = K < JX_KC ? (K > 0 ? K : 1) : JX_KC;
+  const int64_t mc = M < JX_MC ? (M + JX_MR - 1) / JX_MR * JX_MR : JX_MC;
+  const int64_t nc = N < JX_NC ? (N + JX_NR - 1) / JX_NR * JX_NR : JX_NC;
+  const size_t a_bytes = ((size_t)(mc > 0 ? mc : JX_MR) * kc * sizeof(float) + 63) / 64 * 64;
+  const size_t b_bytes = ((size_t)(nc > 0 ? nc : JX_NR) * kc * sizeof(float) + 63) / 64 * 64;
+  w->a = (float *)aligned_alloc(64, a_bytes);
+  w->b = (float *)aligned_alloc(64, b_bytes);
+  return w->a && w->b;
+}
+
+static void jx_sgemm_buffers_free(jx_sgemm_buffers *w) {
+  free(w->a);
+  free(w->b);
+}
+
+/* C[m_lo:m_hi, n_lo:n_hi] (row stride ldc) = A . B, A [M, K] by strides (sam, sak), B [K, N] by (sbk, sbn). */
+static void jx_sgemm_range(int64_t K, const float *A, int64_t sam, int64_t sak, const float *B, int64_t sbk, int64_t sbn,
+                           float *C, int64_t ldc, int64_t m_lo, int64_t m_hi, int64_t n_lo, int64_t n_hi,
+                           jx_sgemm_buffers *w) {
+  if (m_hi <= m_lo || n_hi <= n_lo) return;
+  if (K == 0) {
+    for (int64_t i = m_lo; i < m_hi; i++)
+      for (int64_t j = n_lo; j < n_hi; j++) C[i * ldc + j] = 0;
+    return;
+  }
+  for (int64_t jc = n_lo; jc < n_hi; jc += JX_NC) {
+    const int64_t nc = n_hi - jc < JX_NC ? n_hi - jc : JX_NC;
+    for (int64_t pc = 0; pc < K; pc += JX_KC) {
+      const int64_t kc = K - pc < JX_KC ? K - pc : JX_KC;
+      jx_sgemm_pack_b(B + pc * sbk + jc * sbn, sbk, sbn, kc, nc, w->b);
+      for (int64_t ic = m_lo; ic < m_hi; ic += JX_MC) {
+        const int64_t mc = m_hi - ic < JX_MC ? m_hi - ic : JX_MC;
+        jx_sgemm_pack_a(A + ic * sam + pc * sak, sam, sak, mc, kc, w->a);
+        for (int64_t jr = 0; jr < nc; jr += JX_NR) {
+          const int nr = (int)(nc - jr < JX_NR ? nc - jr : JX_NR);
+          for (int64_t ir = 0; ir < mc; ir += JX_MR) {
+            const int mr = (int)(mc - ir < JX_MR ? mc - ir : JX_MR);
+            jx_sgemm_micro(kc, w->a + ir * kc, w->b + jr * kc, C + (ic + ir) * ldc + jc + jr, ldc, mr, nr, pc == 0);
+          }
+        }
+      }
+    }
+  }
+}
+
+/* How a batch of B [M, N] products is split over `threads`: items of (batch, row chunk, column chunk). */
+typedef struct {
+  int64_t m_chunks, n_chunks, items;
+} jx_sgemm_split;
+
+static jx_sgemm_split jx_sgemm_plan(int64_t B, int64_t M, int64_t N, int64_t threads) {
+  jx_sgemm_split s = {1, 1, B};
+  if (B >= threads) return s;
+  const int64_t want = (threads + B - 1) / B;
+  const int64_t m_strips = (M + JX_MR - 1) / JX_MR, n_strips = (N + JX_NR - 1) / JX_NR;
+  s.m_chunks = want < m_strips ? want : m_strips;
+  if (s.m_chunks < 1) s.m_chunks = 1;
+  if (s.m_chunks < want) {
+    int64_t rest = (want + s.m_chunks - 1) / s.m_chunks;
+    s.n_chunks = rest < n_strips ? rest : n_strips;
+    if (s.n_chunks < 1) s.n_chunks = 1;
+  }
+  s.items = B * s.m_chunks * s.n_chunks;
+  return s;
+}
+
+/* Item `it` of a split: its batch and its [m_lo, m_hi) x [n_lo, n_hi) range (row chunks in whole MR strips). */
+static void jx_sgemm_item(jx_sgemm_split s, int64_t it, int64_t M, int64_t N, int64_t *b, int64_t *m_lo, int64_t *m_hi,
+                          int64_t *n_lo, int64_t *n_hi) {
+  const int64_t nc = it % s.n_chunks, mc = (it / s.n_chunks) % s.m_chunks;
+  *b = it / (s.n_chunks * s.m_chunks);
+  const int64_t m_strips = (M + JX_MR - 1) / JX_MR, n_strips = (N + JX_NR - 1) / JX_NR;
+  *m_lo = m_strips * mc / s.m_chunks * JX_MR;
+  *m_hi = m_strips * (mc + 1) / s.m_chunks * JX_MR;
+  if (*m_hi > M) *m_hi = M;
+  *n_lo = n_strips * nc / s.n_chunks * JX_NR;
+  *n_hi = n_strips * (nc + 1) / s.n_chunks * JX_NR;
+  if (*n_hi > N) *n_hi = N;
+}
+
+#endif
