@@ -302,3 +302,16 @@ test('tril and triu: rank and k', (t) => {
   assertThrowsMentioning(t, () => m.tril(zeros([2, 2]), 0.5), 'jnp.tril', 'k', '0.5');
   assertThrowsMentioning(t, () => m.triu(zeros([2, 2]), '1' as unknown as number), 'jnp.triu', 'k', "'1'");
 });
+
+test('stack and concatenate of 300 arrays (more than a launch takes buffers), eager, under jit and through grad', async (t) => {
+  const jax = await import('../lib/index.js');
+  const rows = globalThis.Array.from({ length: 300 }, (_, i) => array([i, i + 0.5]));
+  const expected = rows.flatMap((_, i) => [i, i + 0.5]);
+  assertArray(t, m.stack(rows), { shape: [300, 2], dtype: 'float32', values: expected });
+  const jitted = jax.jit((...a: Array[]) => m.concatenate(a))(...rows);
+  assertArray(t, jitted, { shape: [600], dtype: 'float32', values: expected });
+  // the gradient of a weighted sum of the stack reaches every row
+  const grads = jax.grad((a: Array[]) => jax.numpy.sum(jax.numpy.multiply(m.stack(a), arange(600).reshape([300, 2]))))(rows) as Array[];
+  t.is(grads.length, 300);
+  assertArray(t, grads[299]!, { shape: [2], dtype: 'float32', values: [598, 599] });
+});

@@ -216,12 +216,21 @@ export function pad(x: ArrayLike, paddingValue: ArrayLike, paddingConfig: [numbe
   return bind1('pad', [xa, operand('lax.pad', paddingValue, xa, 'paddingValue')], { paddingConfig: paddingConfig.map((p) => [p[0], p[1], p[2]]) });
 }
 
+const CONCATENATE_GROUP = 128;
+
 export function concatenate(operands: ArrayLike[], dimension: number): Array {
   if (!globalThis.Array.isArray(operands) || operands.length === 0) {
     throw new ValueError(`lax.concatenate: operands must be a non-empty array, got ${show(operands)}`);
   }
   const arrays = operands.map((o, i) => toArray('lax.concatenate', o, `operands[${i}]`));
   if (arrays.length === 1) return arrays[0]!;
+  // a kernel reads each operand as a buffer of its own and a launch takes at most 256: many operands concatenate in
+  // groups first (jnp.stack of 300 rows), as one concatenate of the groups' results
+  if (arrays.length > CONCATENATE_GROUP) {
+    const groups: Array[] = [];
+    for (let i = 0; i < arrays.length; i += CONCATENATE_GROUP) groups.push(concatenate(arrays.slice(i, i + CONCATENATE_GROUP), dimension));
+    return concatenate(groups, dimension);
+  }
   return bind1('concatenate', arrays, { dimension: normalizeAxis('lax.concatenate', dimension, arrays[0]!.ndim, 'dimension') });
 }
 
