@@ -339,6 +339,17 @@ function dotStore(k: DotKernel): { decls: string[]; row: string[]; store: string
   };
 }
 
+/** A dot kernel's signature, its ten params (shape and operand strides), output pointers and operands; empty: done. */
+function dotOpening(name: string, ti: string, nOut: number, decls: string[]): string {
+  return `void ${name}(void **buffers, const int64_t *params) {
+  const int64_t B = params[0], M = params[1], N = params[2], K = params[3];
+  const int64_t lsb = params[4], lsm = params[5], lsk = params[6], rsb = params[7], rsk = params[8], rsn = params[9];
+${indent(decls, 2)}
+  const ${ti} *restrict lhs = (const ${ti} *)buffers[${nOut}];
+  const ${ti} *restrict rhs = (const ${ti} *)buffers[${nOut + 1}];
+  if (B * M * N == 0) return;`;
+}
+
 /** Dots the packed float GEMM serves (jaxon_gemm.h): 32- and 16-bit float operands and results, f32 accumulation. */
 const GEMM_DTYPES: ReadonlySet<DType> = new Set(['float32', 'float16', 'bfloat16']);
 
@@ -384,13 +395,7 @@ function gemmDot(k: DotKernel, name: string): string {
         '}',
         'free(C);',
       ];
-  return `void ${name}(void **buffers, const int64_t *params) {
-  const int64_t B = params[0], M = params[1], N = params[2], K = params[3];
-  const int64_t lsb = params[4], lsm = params[5], lsk = params[6], rsb = params[7], rsk = params[8], rsn = params[9];
-${indent(store.decls, 2)}
-  const ${ti} *restrict lhs = (const ${ti} *)buffers[${nOut}];
-  const ${ti} *restrict rhs = (const ${ti} *)buffers[${nOut + 1}];
-  if (B * M * N == 0) return;
+  return `${dotOpening(name, ti, nOut, store.decls)}
 ${indent(operands, 2)}
   float *C = ${direct ? 'out' : '(float *)malloc(sizeof(float) * (size_t)(B * M * N))'};
   #pragma omp parallel if (B * M * N * K > JX_PARALLEL_THRESHOLD)
@@ -418,13 +423,7 @@ function loopDot(k: DotKernel, name: string): string {
   const load = (ref: string) => `(${acc})${loadValue(k.inputDtype, ref)}`;
   const nOut = k.epilogue ? k.epilogue.outputs.length : 1;
   const store = dotStore(k);
-  return `void ${name}(void **buffers, const int64_t *params) {
-  const int64_t B = params[0], M = params[1], N = params[2], K = params[3];
-  const int64_t lsb = params[4], lsm = params[5], lsk = params[6], rsb = params[7], rsk = params[8], rsn = params[9];
-${indent(store.decls, 2)}
-  const ${ti} *restrict lhs = (const ${ti} *)buffers[${nOut}];
-  const ${ti} *restrict rhs = (const ${ti} *)buffers[${nOut + 1}];
-  if (B * M * N == 0) return;
+  return `${dotOpening(name, ti, nOut, store.decls)}
   #pragma omp parallel if (B * M * N * K > JX_PARALLEL_THRESHOLD)
   {
     ${acc} *row = (${acc} *)malloc(sizeof(${acc}) * (size_t)N);
