@@ -58,6 +58,10 @@ interface Ref {
 }
 
 const view = (r: Ref) => new Uint8Array(r.bytes, r.offset, r.nbytes);
+/** What a kernel gets for a buffer: the ArrayBuffer itself when the ref is all of it (no view object per launch). */
+const kernelArg = (r: Ref): ArrayBuffer | Uint8Array => (r.offset === 0 && r.nbytes === r.bytes.byteLength ? r.bytes : view(r));
+/** An empty arena (no temporaries): shared, nothing is ever written to it. */
+const NO_BYTES = new ArrayBuffer(0);
 const sub = (r: Ref, offset: number, nbytes: number): Ref => ({ bytes: r.bytes, offset: r.offset + offset, nbytes });
 const copyBytes = (src: Ref, dst: Ref) => {
   if (src.bytes !== dst.bytes || src.offset !== dst.offset) view(dst).set(view(src));
@@ -131,7 +135,7 @@ export class Executable implements ProgramExecutable {
     for (const s of this.#steps) {
       const begin = timed ? performance.now() : 0;
       if (s.kind === 'launch') {
-        s.launch.compiled.call(s.launch.buffers.map((id) => view(ref(id))), s.launch.params);
+        s.launch.compiled.call(s.launch.buffers.map((id) => kernelArg(ref(id))), s.launch.params);
         if (timed) record(s.launch.name, 'compute', begin, { label: s.launch.label });
       } else if (s.kind === 'copy') {
         const src = ref(s.src);
@@ -192,12 +196,12 @@ export class Executable implements ProgramExecutable {
         if (donor.refs === 1) return new Storage(backend, new CpuBuffer((donor.buffer as CpuBuffer).bytes));
       }
       const b = program.buffers[id]!;
-      return new Storage(backend, new CpuBuffer(hostBuffer(bufferBytes(b), `an output of jit (${bufferBytes(b)} bytes)`)));
+      return new Storage(backend, new CpuBuffer(hostBuffer(bufferBytes(b), 'an output of jit')));
     });
     const outs = storages.map((s) => ({ bytes: (s.buffer as CpuBuffer).bytes, offset: 0, nbytes: s.buffer.nbytes }));
     const arena = {
-      device: { bytes: hostBuffer(plan.arena.device, "a jitted program's temporaries"), offset: 0, nbytes: plan.arena.device },
-      pinned_host: { bytes: hostBuffer(plan.arena.pinned_host, "a jitted program's pinned_host temporaries"), offset: 0, nbytes: plan.arena.pinned_host },
+      device: { bytes: plan.arena.device ? hostBuffer(plan.arena.device, "a jitted program's temporaries") : NO_BYTES, offset: 0, nbytes: plan.arena.device },
+      pinned_host: { bytes: plan.arena.pinned_host ? hostBuffer(plan.arena.pinned_host, "a jitted program's pinned_host temporaries") : NO_BYTES, offset: 0, nbytes: plan.arena.pinned_host },
     };
     try {
       this.exec(argRefs, constRefs, outs, arena);

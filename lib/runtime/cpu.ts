@@ -72,9 +72,9 @@ class CpuBackend implements Backend {
     const outs = outputs.map((o, i) => {
       const aliased = plan.aliases.get(i);
       if (aliased !== undefined) return inputs[aliased] as CpuBuffer;
-      return new CpuBuffer(hostBuffer(sizeOf(o.shape) * itemsize(o.dtype), `an output ${o.dtype}[${o.shape.join(',')}]`));
+      return new CpuBuffer(hostBuffer(sizeOf(o.shape) * itemsize(o.dtype), () => `an output ${o.dtype}[${o.shape.join(',')}]`));
     });
-    const temps = plan.temps.map((t) => new CpuBuffer(hostBuffer(t.size * itemsize(t.dtype), `a temporary ${t.dtype}[${t.size}]`)));
+    const temps = plan.temps.map((t) => new CpuBuffer(hostBuffer(t.size * itemsize(t.dtype), () => `a temporary ${t.dtype}[${t.size}]`)));
     const resolve = (ref: BufferRef): ArrayBuffer => {
       switch (ref.kind) {
         case 'input': return (inputs[ref.index] as CpuBuffer).bytes;
@@ -82,11 +82,7 @@ class CpuBackend implements Backend {
         case 'temp': return temps[ref.index]!.bytes;
       }
     };
-    for (const launch of plan.launches) {
-      const params = new BigInt64Array(launch.params.length);
-      for (let i = 0; i < launch.params.length; i++) params[i] = BigInt(launch.params[i]!);
-      cpuKernel(launch.kernel).call(launch.buffers.map(resolve), params);
-    }
+    for (const launch of plan.launches) cpuKernel(launch.kernel).call(launch.buffers.map(resolve), packedParams(launch));
     return outs;
   }
 
@@ -114,11 +110,24 @@ function formatBytes(n: number): string {
 }
 
 /** A new zeroed buffer of n bytes; running out of memory is JAX's RESOURCE_EXHAUSTED, saying how much and for what. */
-export function hostBuffer(n: number, what: string): ArrayBuffer {
+/** Each eager launch's params as the kernel reads them, packed once (plans are cached: runtime/eager.ts). */
+const packed = new WeakMap<Plan['launches'][number], BigInt64Array>();
+
+function packedParams(launch: Plan['launches'][number]): BigInt64Array {
+  let params = packed.get(launch);
+  if (!params) {
+    params = BigInt64Array.from(launch.params, (p) => BigInt(p));
+    packed.set(launch, params);
+  }
+  return params;
+}
+
+export function hostBuffer(n: number, what: string | (() => string)): ArrayBuffer {
   try {
     return new ArrayBuffer(n);
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
-    throw new ResourceExhaustedError(`RESOURCE_EXHAUSTED: out of memory allocating ${formatBytes(n)} for ${what} on the CPU (${error.message})`);
+    const named = typeof what === 'string' ? what : what(); // built only on failure (allocations are on every op's path)
+    throw new ResourceExhaustedError(`RESOURCE_EXHAUSTED: out of memory allocating ${formatBytes(n)} for ${named} on the CPU (${error.message})`);
   }
 }
