@@ -134,3 +134,30 @@ test('K = 0 gives zeros, and empty outputs are empty', (t) => {
   t.deepEqual([...(z.dataSync() as Float32Array)], new globalThis.Array(20).fill(0));
   t.deepEqual(jax.jit(jnp.matmul)(jnp.ones([0, 3]), jnp.ones([3, 5])).shape, [0, 5]);
 });
+
+test('a fused product larger than the 2^22-float scratch runs a block of rows at a time', (t) => {
+  if (process.env['JAXON_TEST_PLATFORM'] === 'cuda') {
+    // the CPU GEMM's scratch blocking; 27 M outputs would take the emulated GPU minutes (a fiber per CUDA thread)
+    t.log('skipped: a test of the CPU backend, which the CPU run of the suite covers');
+    t.pass();
+    return;
+  }
+  // N past 2^22 / 6 leaves room for one 6-row block of the scratch: 13 rows run as 6 + 6 + 1, for each batch element
+  const [P, M, K, N] = [2, 13, 3, (1 << 20) + 5];
+  const a = operand([P, M, K], 15);
+  const b = operand([K, N], 16);
+  const got = jax.jit((x: jax.Array, y: jax.Array) => jnp.maximum(jnp.matmul(x, y), 0))(a.array, b.array);
+  t.deepEqual(got.shape, [P, M, N]);
+  const values = got.dataSync() as Float32Array;
+  for (let p = 0; p < P; p++) {
+    for (let i = 0; i < M; i++) {
+      for (let j = 0; j < N; j += 997) {
+        let s = 0;
+        for (let k = 0; k < K; k++) s += a.values[p * M * K + i * K + k]! * b.values[k * N + j]!;
+        const v = values[(p * M + i) * N + j]!;
+        if (!(Math.abs(v - Math.max(s, 0)) <= 1e-6)) return t.fail(`[${p}, ${i}, ${j}]: ${v}, expected ${Math.max(s, 0)}`);
+      }
+    }
+  }
+  t.pass();
+});

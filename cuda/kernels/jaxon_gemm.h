@@ -12,7 +12,8 @@
    rest of the kernel keeps -ffp-contract=off, only this function contracts.
 
    Work is split over OpenMP threads by the caller, as row and column ranges
-   of C (jx_sgemm_range): each thread packs its own panels. Part of every
+   of C (jx_sgemm_range_f32/_f16/_bf16: 16-bit operands are converted while
+   packing): each thread packs its own panels. Part of every
    kernel cache key (runtime/kernel-headers.ts). */
 #ifndef JX_GEMM_H
 #define JX_GEMM_H
@@ -74,34 +75,37 @@ static JX_CONTRACT void jx_sgemm_micro(int64_t kc, const float *restrict a, cons
   }
 }
 
-/* Packs A[m0:m0+mc, k0:k0+kc] into MR-row strips, k-major within a strip; rows past mc are zeros. */
-static void jx_sgemm_pack_a(const float *a, int64_t sm, int64_t sk, int64_t mc, int64_t kc, float *restrict out) {
-  for (int64_t i0 = 0; i0 < mc; i0 += JX_MR) {
-    const int64_t rows = mc - i0 < JX_MR ? mc - i0 : JX_MR;
-    for (int64_t k = 0; k < kc; k++) {
-      for (int64_t i = 0; i < rows; i++) out[k * JX_MR + i] = a[(i0 + i) * sm + k * sk];
-      for (int64_t i = rows; i < JX_MR; i++) out[k * JX_MR + i] = 0;
-    }
-    out += kc * JX_MR;
+/* Packs A[m0:m0+mc, k0:k0+kc] into MR-row strips, k-major within a strip; rows past mc are zeros. Operands of
+   type T are converted by LOAD while packing (16-bit floats: once per panel, no f32 copy of the operand). */
+#define JX_SGEMM_PACKERS(SUFFIX, T, LOAD)                                                                         \
+  static void jx_sgemm_pack_a##SUFFIX(const T *a, int64_t sm, int64_t sk, int64_t mc, int64_t kc, float *restrict out) { \
+    for (int64_t i0 = 0; i0 < mc; i0 += JX_MR) {                                                                  \
+      const int64_t rows = mc - i0 < JX_MR ? mc - i0 : JX_MR;                                                     \
+      for (int64_t k = 0; k < kc; k++) {                                                                          \
+        for (int64_t i = 0; i < rows; i++) out[k * JX_MR + i] = LOAD(a[(i0 + i) * sm + k * sk]);                  \
+        for (int64_t i = rows; i < JX_MR; i++) out[k * JX_MR + i] = 0;                                            \
+      }                                                                                                           \
+      out += kc * JX_MR;                                                                                          \
+    }                                                                                                             \
+  }                                                                                                               \
+  /* B[k0:k0+kc, n0:n0+nc] into NR-column strips, k-major within a strip; columns past nc are zeros */           \
+  static void jx_sgemm_pack_b##SUFFIX(const T *b, int64_t sk, int64_t sn, int64_t kc, int64_t nc, float *restrict out) { \
+    for (int64_t j0 = 0; j0 < nc; j0 += JX_NR) {                                                                  \
+      const int64_t cols = nc - j0 < JX_NR ? nc - j0 : JX_NR;                                                     \
+      for (int64_t k = 0; k < kc; k++) {                                                                          \
+        const T *bk = b + k * sk + j0 * sn;                                                                       \
+        float *o = out + k * JX_NR;                                                                               \
+        for (int64_t j = 0; j < cols; j++) o[j] = LOAD(bk[j * sn]);                                               \
+        for (int64_t j = cols; j < JX_NR; j++) o[j] = 0;                                                          \
+      }                                                                                                           \
+      out += kc * JX_NR;                                                                                          \
+    }                                                                                                             \
   }
-}
 
-/* Packs B[k0:k0+kc, n0:n0+nc] into NR-column strips, k-major within a strip; columns past nc are zeros. */
-static void jx_sgemm_pack_b(const float *b, int64_t sk, int64_t sn, int64_t kc, int64_t nc, float *restrict out) {
-  for (int64_t j0 = 0; j0 < nc; j0 += JX_NR) {
-    const int64_t cols = nc - j0 < JX_NR ? nc - j0 : JX_NR;
-    for (int64_t k = 0; k < kc; k++) {
-      const float *bk = b + k * sk + j0 * sn;
-      float *o = out + k * JX_NR;
-      if (sn == 1 && cols == JX_NR) memcpy(o, bk, JX_NR * sizeof(float));
-      else {
-        for (int64_t j = 0; j < cols; j++) o[j] = bk[j * sn];
-        for (int64_t j = cols; j < JX_NR; j++) o[j] = 0;
-      }
-    }
-    out += kc * JX_NR;
-  }
-}
+#define JX_LOAD_F32(v) (v)
+JX_SGEMM_PACKERS(_f32, float, JX_LOAD_F32)
+JX_SGEMM_PACKERS(_f16, jx_u16, jx_h2f)
+JX_SGEMM_PACKERS(_bf16, jx_u16, jx_bf2f)
 
 /* The panels one thread packs into (64-byte aligned). */
 typedef struct {
@@ -126,34 +130,36 @@ static void jx_sgemm_buffers_free(jx_sgemm_buffers *w) {
 }
 
 /* C[m_lo:m_hi, n_lo:n_hi] (row stride ldc) = A . B, A [M, K] by strides (sam, sak), B [K, N] by (sbk, sbn). */
-static void jx_sgemm_range(int64_t K, const float *A, int64_t sam, int64_t sak, const float *B, int64_t sbk, int64_t sbn,
-                           float *C, int64_t ldc, int64_t m_lo, int64_t m_hi, int64_t n_lo, int64_t n_hi,
-                           jx_sgemm_buffers *w) {
-  if (m_hi <= m_lo || n_hi <= n_lo) return;
-  if (K == 0) {
-    for (int64_t i = m_lo; i < m_hi; i++)
-      for (int64_t j = n_lo; j < n_hi; j++) C[i * ldc + j] = 0;
-    return;
+#define JX_SGEMM_RANGE(SUFFIX, T)                                                                                 \
+  static void jx_sgemm_range##SUFFIX(int64_t K, const T *A, int64_t sam, int64_t sak, const T *B, int64_t sbk,     \
+                                     int64_t sbn, float *C, int64_t ldc, int64_t m_lo, int64_t m_hi,             \
+                                     int64_t n_lo, int64_t n_hi, jx_sgemm_buffers *w) {                          \
+    if (m_hi <= m_lo || n_hi <= n_lo) return;                                                                     \
+    if (K == 0) {                                                                                                 \
+      for (int64_t i = m_lo; i < m_hi; i++)                                                                       \
+        for (int64_t j = n_lo; j < n_hi; j++) C[i * ldc + j] = 0;                                      \
+      return;                                                                                                     \
+    }                                                                                                             \
+    for (int64_t jc = n_lo; jc < n_hi; jc += JX_NC) {                                                             \
+      const int64_t nc = n_hi - jc < JX_NC ? n_hi - jc : JX_NC;                                                   \
+      for (int64_t pc = 0; pc < K; pc += JX_KC) {                                                                 \
+        const int64_t kc = K - pc < JX_KC ? K - pc : JX_KC;                                                       \
+        jx_sgemm_pack_b##SUFFIX(B + pc * sbk + jc * sbn, sbk, sbn, kc, nc, w->b);                                 \
+        for (int64_t ic = m_lo; ic < m_hi; ic += JX_MC) {                                                         \
+          const int64_t mc = m_hi - ic < JX_MC ? m_hi - ic : JX_MC;                                               \
+          jx_sgemm_pack_a##SUFFIX(A + ic * sam + pc * sak, sam, sak, mc, kc, w->a);                               \
+          for (int64_t jr = 0; jr < nc; jr += JX_NR) {                                                            \
+            const int nr = (int)(nc - jr < JX_NR ? nc - jr : JX_NR);                                              \
+            for (int64_t ir = 0; ir < mc; ir += JX_MR) {                                                          \
+              const int mr = (int)(mc - ir < JX_MR ? mc - ir : JX_MR);                                            \
+              jx_sgemm_micro(kc, w->a + ir * kc, w->b + jr * kc, C + (ic + ir) * ldc + jc + jr, ldc, mr,         \
+                             nr, pc == 0);                                                                        \
+            }                                                                                                     \
+          }                                                                                                       \
+        }                                                                                                         \
+      }                                                                                                           \
+    }                                                                                                             \
   }
-  for (int64_t jc = n_lo; jc < n_hi; jc += JX_NC) {
-    const int64_t nc = n_hi - jc < JX_NC ? n_hi - jc : JX_NC;
-    for (int64_t pc = 0; pc < K; pc += JX_KC) {
-      const int64_t kc = K - pc < JX_KC ? K - pc : JX_KC;
-      jx_sgemm_pack_b(B + pc * sbk + jc * sbn, sbk, sbn, kc, nc, w->b);
-      for (int64_t ic = m_lo; ic < m_hi; ic += JX_MC) {
-        const int64_t mc = m_hi - ic < JX_MC ? m_hi - ic : JX_MC;
-        jx_sgemm_pack_a(A + ic * sam + pc * sak, sam, sak, mc, kc, w->a);
-        for (int64_t jr = 0; jr < nc; jr += JX_NR) {
-          const int nr = (int)(nc - jr < JX_NR ? nc - jr : JX_NR);
-          for (int64_t ir = 0; ir < mc; ir += JX_MR) {
-            const int mr = (int)(mc - ir < JX_MR ? mc - ir : JX_MR);
-            jx_sgemm_micro(kc, w->a + ir * kc, w->b + jr * kc, C + (ic + ir) * ldc + jc + jr, ldc, mr, nr, pc == 0);
-          }
-        }
-      }
-    }
-  }
-}
 
 /* How a batch of B [M, N] products is split over `threads`: items of (batch, row chunk, column chunk). */
 typedef struct {
@@ -189,5 +195,9 @@ static void jx_sgemm_item(jx_sgemm_split s, int64_t it, int64_t M, int64_t N, in
   *n_hi = n_strips * (nc + 1) / s.n_chunks * JX_NR;
   if (*n_hi > N) *n_hi = N;
 }
+
+JX_SGEMM_RANGE(_f32, float)
+JX_SGEMM_RANGE(_f16, jx_u16)
+JX_SGEMM_RANGE(_bf16, jx_u16)
 
 #endif

@@ -359,46 +359,20 @@ function dot(k: DotKernel, name: string): string {
 
 /**
  * A float dot through the packed GEMM: each batch element's product is computed in float (f32 accumulation, as
- * OpenBLAS and XLA's CPU backend) over threads splitting batches, rows and columns; 16-bit operands are converted to
- * f32 copies first. The product goes straight to the output when it is f32 and nothing is fused onto it, else into a
- * float scratch that the epilogue (or the rounding to a 16-bit output) reads row by row.
+ * OpenBLAS and XLA's CPU backend) over threads splitting batches, rows and columns; 16-bit operands are converted
+ * while packing. The product goes straight to the output when it is f32 and nothing is fused onto it; otherwise into
+ * a float scratch of at most 2^22 elements (16 MiB, whatever the product's size), a block of rows at a time, which
+ * the epilogue (or the rounding to a 16-bit output) reads row by row.
  */
 function gemmDot(k: DotKernel, name: string): string {
   const ti = storageType(k.inputDtype);
   const nOut = k.epilogue ? k.epilogue.outputs.length : 1;
   const store = dotStore(k);
-  const direct = !k.epilogue && k.outputDtype === 'float32';
-  const convert = k.inputDtype !== 'float32';
-  const operands = convert
-    ? [
-        '/* 16-bit operands: contiguous f32 copies, converted once (the product reads each element many times) */',
-        'float *lhs32 = (float *)malloc(sizeof(float) * (size_t)(B * M * K));',
-        'float *rhs32 = (float *)malloc(sizeof(float) * (size_t)(B * K * N));',
-        '#pragma omp parallel for if (B * M * K > JX_PARALLEL_THRESHOLD)',
-        `for (int64_t i = 0; i < B * M * K; i++) { const int64_t b = i / (M * K), m = i / K % M, kk = i % K; lhs32[i] = (float)${loadValue(k.inputDtype, 'lhs[b * lsb + m * lsm + kk * lsk]')}; }`,
-        '#pragma omp parallel for if (B * K * N > JX_PARALLEL_THRESHOLD)',
-        `for (int64_t i = 0; i < B * K * N; i++) { const int64_t b = i / (K * N), kk = i / N % K, j = i % N; rhs32[i] = (float)${loadValue(k.inputDtype, 'rhs[b * rsb + kk * rsk + j * rsn]')}; }`,
-        'const float *A = lhs32, *W = rhs32;',
-        'const int64_t asb = M * K, asm_ = K, ask = 1, wsb = K * N, wsk = N, wsn = 1;',
-      ]
-    : ['const float *A = lhs, *W = rhs;', 'const int64_t asb = lsb, asm_ = lsm, ask = lsk, wsb = rsb, wsk = rsk, wsn = rsn;'];
-  const finish = direct
-    ? []
-    : [
-        '#pragma omp parallel for schedule(static) if (B * M * N > JX_PARALLEL_THRESHOLD)',
-        'for (int64_t bm = 0; bm < B * M; bm++) {',
-        '  const int64_t b = bm / M, m = bm % M;',
-        '  const float *row = C + bm * N;',
-        ...indent([...store.row, 'for (int64_t j = 0; j < N; j++) {'], 2).split('\n'),
-        ...indent(store.store, 4).split('\n'),
-        '  }',
-        '}',
-        'free(C);',
-      ];
-  return `${dotOpening(name, ti, nOut, store.decls)}
-${indent(operands, 2)}
-  float *C = ${direct ? 'out' : '(float *)malloc(sizeof(float) * (size_t)(B * M * N))'};
-  #pragma omp parallel if (B * M * N * K > JX_PARALLEL_THRESHOLD)
+  const range = `jx_sgemm_range_${k.inputDtype === 'float32' ? 'f32' : k.inputDtype === 'float16' ? 'f16' : 'bf16'}`;
+  const parallel = '#pragma omp parallel if (B * M * N * K > JX_PARALLEL_THRESHOLD)';
+  if (!k.epilogue && k.outputDtype === 'float32') {
+    return `${dotOpening(name, ti, nOut, store.decls)}
+  ${parallel}
   {
     jx_sgemm_buffers w;
     jx_sgemm_buffers_alloc(&w, M, N, K);
@@ -407,11 +381,43 @@ ${indent(operands, 2)}
     for (int64_t it = 0; it < s.items; it++) {
       int64_t b, m_lo, m_hi, n_lo, n_hi;
       jx_sgemm_item(s, it, M, N, &b, &m_lo, &m_hi, &n_lo, &n_hi);
-      jx_sgemm_range(K, A + b * asb, asm_, ask, W + b * wsb, wsk, wsn, C + b * M * N, N, m_lo, m_hi, n_lo, n_hi, &w);
+      ${range}(K, lhs + b * lsb, lsm, lsk, rhs + b * rsb, rsk, rsn, out + b * M * N, N, m_lo, m_hi, n_lo, n_hi, &w);
     }
     jx_sgemm_buffers_free(&w);
   }
-${indent([...finish, ...(convert ? ['free(lhs32);', 'free(rhs32);'] : [])], 2)}
+}`;
+  }
+  return `${dotOpening(name, ti, nOut, store.decls)}
+  const int64_t fit = ((int64_t)1 << 22) / N > JX_MR ? ((int64_t)1 << 22) / N : JX_MR; /* rows of 2^22 floats */
+  const int64_t R = M < fit ? M : fit;
+  float *C = (float *)malloc(sizeof(float) * (size_t)(R * N));
+  ${parallel}
+  {
+    jx_sgemm_buffers w;
+    jx_sgemm_buffers_alloc(&w, R, N, K);
+    for (int64_t b = 0; b < B; b++) {
+      for (int64_t m0 = 0; m0 < M; m0 += R) {
+        const int64_t rows = M - m0 < R ? M - m0 : R;
+        const jx_sgemm_split s = jx_sgemm_plan(1, rows, N, omp_get_num_threads());
+        #pragma omp for schedule(static)
+        for (int64_t it = 0; it < s.items; it++) {
+          int64_t bb, m_lo, m_hi, n_lo, n_hi;
+          jx_sgemm_item(s, it, rows, N, &bb, &m_lo, &m_hi, &n_lo, &n_hi);
+          ${range}(K, lhs + b * lsb + m0 * lsm, lsm, lsk, rhs + b * rsb, rsk, rsn, C, N, m_lo, m_hi, n_lo, n_hi, &w);
+        }
+        #pragma omp for schedule(static)
+        for (int64_t r = 0; r < rows; r++) {
+          const int64_t m = m0 + r, bm = b * M + m;
+          const float *row = C + r * N;
+${indent([...store.row, 'for (int64_t j = 0; j < N; j++) {'], 10)}
+${indent(store.store, 12)}
+          }
+        }
+      }
+    }
+    jx_sgemm_buffers_free(&w);
+  }
+  free(C);
 }`;
 }
 

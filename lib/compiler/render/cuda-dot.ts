@@ -1,9 +1,11 @@
 // The CUDA dot kernel: out[b, m, n] = sum_k lhs[b, m, k] * rhs[b, k, n] over
 // strided 3-d operand views, as the classic shared-memory tiled kernel (64x64 output
-// tiles, 16-deep k steps, 256 threads with 4x4 outputs each). Like the C
-// renderer it accumulates floats in double (integers in wrapping 64 bits) and
-// adds the products in k order, so the sums round as on the CPU; tensor
-// cores come later. Tile loads are coalesced along whichever operand axis is
+// tiles, 16-deep k steps, 256 threads with 4x4 outputs each). It accumulates
+// floats in double (integers in wrapping 64 bits) and adds the products in k
+// order; the CPU's float dots now go through a packed f32 GEMM
+// (cuda/kernels/jaxon_gemm.h, f32 accumulation as OpenBLAS and XLA's CPU), so
+// the two agree to f32 accumulation error; tensor cores (f32 accumulation)
+// come later. Tile loads are coalesced along whichever operand axis is
 // contiguous. The optional epilogue (bias, activation, cast) runs on each
 // product element as it is stored.
 import { isFloating } from '../../core/dtype.js';
