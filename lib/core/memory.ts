@@ -91,15 +91,14 @@ export function tidy<T>(fn: () => T): T {
   }
   scopes.pop();
   if (result instanceof Promise) throw new TypeError('jaxon.tidy: fn must be synchronous (it returned a Promise)');
-  const parentScope = scopes[scopes.length - 1];
+  const parent = scopes[scopes.length - 1];
   // the usual op: it made one array, its result (no walk of the result)
   if (scope.size <= 1 && (scope.size === 0 || scope.has(result as Disposable))) {
-    if (scope.size === 1) parentScope?.add(result as Disposable);
+    if (scope.size === 1) parent?.add(result as Disposable);
     return result;
   }
   const kept = new Set<unknown>();
   collect(result, kept);
-  const parent = scopes[scopes.length - 1];
   for (const a of scope) {
     if (kept.has(a)) parent?.add(a);
     else if (!a.isDisposed) a.dispose();

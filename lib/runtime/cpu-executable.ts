@@ -23,6 +23,7 @@ import { type CallLayout, ProgramPlan, bufferBytes } from '../compiler/plan.js';
 import { renderC } from '../compiler/render/c.js';
 import { profiling, record } from '../profiler.js';
 import type { ProgramExecutable } from './backend.js';
+import { outputArrays } from './program.js';
 import { CpuBuffer, cpuBackend, hostBuffer } from './cpu.js';
 import { type CpuKernel, compileCpuKernel } from './kernel-cache.js';
 
@@ -210,21 +211,7 @@ export class Executable implements ProgramExecutable {
       for (const s of storages) s.release();
       throw error;
     }
-    const handedOut = new Set<number>();
-    return program.outputs.map((o, i) => {
-      if ('literal' in o) return arrayFromValues([o.literal], o.aval.shape, o.aval.dtype, o.aval.weakType);
-      const slot = plan.outputSlots[i]!;
-      let storage: Storage;
-      if (slot >= 0) {
-        storage = storages[slot]!;
-        if (handedOut.has(slot)) storage.retain();
-        handedOut.add(slot);
-      } else {
-        const p = plan.placements[o.buffer]!;
-        storage = (p.place === 'argument' ? args[p.index]! : consts[(p as { index: number }).index]!).storage('jax.jit').retain();
-      }
-      return new Array(storage, o.aval.shape, o.aval.dtype, o.aval.weakType, o.aval.memorySpace ?? 'device');
-    });
+    return outputArrays(plan, storages, args, consts, (value, aval) => arrayFromValues([value], aval.shape, aval.dtype, aval.weakType));
   }
 
   /** The generated kernels of this program and its nested programs. */

@@ -109,7 +109,6 @@ function formatBytes(n: number): string {
   return n >= 2 ** 40 ? `${(n / 2 ** 40).toFixed(2)} TiB` : n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(2)} GiB` : n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(2)} MiB` : `${n} bytes`;
 }
 
-/** A new zeroed buffer of n bytes; running out of memory is JAX's RESOURCE_EXHAUSTED, saying how much and for what. */
 /** Each eager launch's params as the kernel reads them, packed once (plans are cached: runtime/eager.ts). */
 const packed = new WeakMap<Plan['launches'][number], BigInt64Array>();
 
@@ -122,6 +121,7 @@ function packedParams(launch: Plan['launches'][number]): BigInt64Array {
   return params;
 }
 
+/** A new zeroed buffer of n bytes; running out of memory is JAX's RESOURCE_EXHAUSTED, saying how much and for what. */
 export function hostBuffer(n: number, what: string | (() => string)): ArrayBuffer {
   try {
     return new ArrayBuffer(n);

@@ -37,6 +37,7 @@ import { type CallLayout, type ProgramPlan, type ScanPrefetchMode, bufferBytes, 
 import { launchOutputCount } from '../compiler/schedule.js';
 import { type CudaKernelSource, renderCuda } from '../compiler/render/cuda.js';
 import type { ProgramExecutable } from './backend.js';
+import { outputArrays } from './program.js';
 import type { CudaBackend, CudaBuffer } from './cuda.js';
 import type { CudaBufferHandle, CudaFunctionHandle, CudaProgramHandle, CudaProgramOp, CudaProgramRef, CudaProgramSpec, CudaProgramStats } from './cuda-addon.js';
 import { type Track, profiling, record, recordSpan } from '../profiler.js';
@@ -642,7 +643,6 @@ export class CudaExecutable implements ProgramExecutable {
     };
   }
 
-  /** Runs the program on arguments and constants on this device; returns new output arrays. */
   /**
    * The usual jitted call, on the host's hot path: one native program (no control flow, no donation, no host
    * temporaries), every slot at offset 0. Binds the handles straight into the native call's slot array (the general
@@ -675,34 +675,19 @@ export class CudaExecutable implements ProgramExecutable {
       for (const st of storages) st?.release();
       throw error;
     }
-    const outputs = program.outputs;
-    const result: Array[] = new globalThis.Array(outputs.length);
-    let handedOut = 0; // slots already given to an output (bit per slot, up to 31), else a Set below
-    const many = slotBuffers.length > 31 ? new Set<number>() : null;
-    for (let i = 0; i < outputs.length; i++) {
-      const o = outputs[i]!;
-      const space = (o.aval as { memorySpace?: MemoryKind }).memorySpace ?? 'device';
-      let storage: Storage;
-      if ('literal' in o) {
-        storage = new Storage(backend, backend.fromHost(packValues([o.literal], o.aval.dtype), space));
-      } else {
-        const slot = plan.outputSlots[i]!;
-        if (slot >= 0) {
-          storage = storages[slot]!;
-          const seen = many ? many.has(slot) : (handedOut >> slot) & 1;
-          if (seen) storage.retain();
-          if (many) many.add(slot);
-          else handedOut |= 1 << slot;
-        } else {
-          const p = plan.placements[o.buffer]!;
-          storage = (p.place === 'argument' ? args[p.index]! : consts[(p as { index: number }).index]!).storage('jax.jit').retain();
-        }
-      }
-      result[i] = new Array(storage, o.aval.shape, o.aval.dtype, o.aval.weakType, space);
-    }
-    return result;
+    return this.#outputArrays(storages, args, consts);
   }
 
+  /** The call's output arrays (runtime/program.ts); a literal output is uploaded to this device. */
+  #outputArrays(storages: Storage[], args: readonly Array[], consts: readonly Array[]): Array[] {
+    const { backend } = this;
+    return outputArrays(this.plan, storages, args, consts, (value, aval) => {
+      const space = (aval as { memorySpace?: MemoryKind }).memorySpace ?? 'device';
+      return new Array(new Storage(backend, backend.fromHost(packValues([value], aval.dtype), space)), aval.shape, aval.dtype, aval.weakType, space);
+    });
+  }
+
+  /** Runs the program on arguments and constants on this device; returns new output arrays. */
   run(args: readonly Array[], consts: readonly Array[]): Array[] {
     const { plan, program, backend } = this;
     backend.flush();
@@ -755,24 +740,7 @@ export class CudaExecutable implements ProgramExecutable {
       if (arena.device) backend.free(arena.device);
       if (arena.pinned_host) backend.free(arena.pinned_host);
     }
-    const handedOut = new Set<number>();
-    return program.outputs.map((o, i) => {
-      if ('literal' in o) {
-        const bytes = packValues([o.literal], o.aval.dtype);
-        return new Array(new Storage(backend, backend.fromHost(bytes, (o.aval as { memorySpace?: MemoryKind }).memorySpace ?? 'device')), o.aval.shape, o.aval.dtype, o.aval.weakType, o.aval.memorySpace ?? 'device');
-      }
-      const slot = plan.outputSlots[i]!;
-      let storage: Storage;
-      if (slot >= 0) {
-        storage = storages[slot]!;
-        if (handedOut.has(slot)) storage.retain();
-        handedOut.add(slot);
-      } else {
-        const p = plan.placements[o.buffer]!;
-        storage = (p.place === 'argument' ? args[p.index]! : consts[(p as { index: number }).index]!).storage('jax.jit').retain();
-      }
-      return new Array(storage, o.aval.shape, o.aval.dtype, o.aval.weakType, o.aval.memorySpace ?? 'device');
-    });
+    return this.#outputArrays(storages, args, consts);
   }
 
   kernels(): { name: string; label: string; source: string }[] {

@@ -97,12 +97,12 @@ export class DeviceHealth {
     );
   }
 
-  /** The error of using something made in `generation` (a buffer, an executable's kernels), if it is gone. */
   /** Whether memory made in `generation` is usable: the device was neither lost nor reset since. */
   live(generation: number): boolean {
     return generation === this.#generation && this.#lost === undefined;
   }
 
+  /** The error of using something made in `generation` (a buffer, an executable's kernels), if it is gone. */
   goneSince(generation: number, what: string): DeviceLostError | undefined {
     if (generation === this.#generation) {
       if (this.#lost === undefined) return undefined;

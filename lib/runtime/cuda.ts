@@ -113,9 +113,6 @@ interface Action {
 
 /** Rendered kernels by IR and params, so repeated eager ops render once. */
 const renderedKernels = new Map<string, CudaKernelSource>();
-/** The same by kernel object first: repeated eager plans reuse their kernel objects (runtime/eager.ts). */
-const renderedByObject = new WeakMap<object, Map<string, CudaKernelSource>>();
-
 /** Each eager plan's launches rendered, and what a failure names, once per plan (plans are cached: runtime/eager.ts). */
 const renderedPlans = new WeakMap<Plan, { source: CudaKernelSource; label: string }[]>();
 
@@ -132,18 +129,12 @@ function renderPlan(plan: Plan): { source: CudaKernelSource; label: string }[] {
 }
 
 function render(kernel: Plan['launches'][number]['kernel'], params: readonly number[]): CudaKernelSource {
-  const paramKey = params.join(',');
-  let byParams = renderedByObject.get(kernel);
-  const known = byParams?.get(paramKey);
-  if (known) return known;
-  const key = `${kernelJson(kernel)}|${paramKey}`;
+  const key = `${kernelJson(kernel)}|${params.join(',')}`;
   let rendered = renderedKernels.get(key);
   if (!rendered) {
     rendered = renderCuda(kernel, params);
     renderedKernels.set(key, rendered);
   }
-  if (!byParams) renderedByObject.set(kernel, (byParams = new Map()));
-  byParams.set(paramKey, rendered);
   return rendered;
 }
 

@@ -369,54 +369,51 @@ function gemmDot(k: DotKernel, name: string): string {
   const nOut = k.epilogue ? k.epilogue.outputs.length : 1;
   const store = dotStore(k);
   const range = `jx_sgemm_range_${k.inputDtype === 'float32' ? 'f32' : k.inputDtype === 'float16' ? 'f16' : 'bf16'}`;
-  const parallel = '#pragma omp parallel if (B * M * N * K > JX_PARALLEL_THRESHOLD)';
+  // `batches` products of `rows` x N, split over the threads into (batch ib, rows, columns) items
+  const items = (batches: string, rows: string, lhsAt: string, rhsAt: string, cAt: string) => [
+    `const jx_sgemm_split s = jx_sgemm_plan(${batches}, ${rows}, N, omp_get_num_threads());`,
+    '#pragma omp for schedule(static)',
+    'for (int64_t it = 0; it < s.items; it++) {',
+    '  int64_t ib, m_lo, m_hi, n_lo, n_hi;',
+    `  jx_sgemm_item(s, it, ${rows}, N, &ib, &m_lo, &m_hi, &n_lo, &n_hi);`,
+    `  ${range}(K, ${lhsAt}, lsm, lsk, ${rhsAt}, rsk, rsn, ${cAt}, N, m_lo, m_hi, n_lo, n_hi, &w);`,
+    '}',
+  ];
+  const parallel = (rows: string, body: string[]) => [
+    '#pragma omp parallel if (B * M * N * K > JX_PARALLEL_THRESHOLD)',
+    '{',
+    '  jx_sgemm_buffers w;',
+    `  jx_sgemm_buffers_alloc(&w, ${rows}, N, K);`,
+    indent(body, 2),
+    '  jx_sgemm_buffers_free(&w);',
+    '}',
+  ];
   if (!k.epilogue && k.outputDtype === 'float32') {
     return `${dotOpening(name, ti, nOut, store.decls)}
-  ${parallel}
-  {
-    jx_sgemm_buffers w;
-    jx_sgemm_buffers_alloc(&w, M, N, K);
-    const jx_sgemm_split s = jx_sgemm_plan(B, M, N, omp_get_num_threads());
-    #pragma omp for schedule(static)
-    for (int64_t it = 0; it < s.items; it++) {
-      int64_t b, m_lo, m_hi, n_lo, n_hi;
-      jx_sgemm_item(s, it, M, N, &b, &m_lo, &m_hi, &n_lo, &n_hi);
-      ${range}(K, lhs + b * lsb, lsm, lsk, rhs + b * rsb, rsk, rsn, out + b * M * N, N, m_lo, m_hi, n_lo, n_hi, &w);
-    }
-    jx_sgemm_buffers_free(&w);
-  }
+${indent(parallel('M', items('B', 'M', 'lhs + ib * lsb', 'rhs + ib * rsb', 'out + ib * M * N')), 2)}
 }`;
   }
+  const blocks = [
+    'for (int64_t b = 0; b < B; b++) {',
+    '  for (int64_t m0 = 0; m0 < M; m0 += R) {',
+    '    const int64_t rows = M - m0 < R ? M - m0 : R;',
+    indent(items('1', 'rows', 'lhs + b * lsb + m0 * lsm', 'rhs + b * rsb', 'C'), 4),
+    '    #pragma omp for schedule(static)',
+    '    for (int64_t r = 0; r < rows; r++) {',
+    '      const int64_t m = m0 + r, bm = b * M + m;',
+    '      const float *row = C + r * N;',
+    indent([...store.row, 'for (int64_t j = 0; j < N; j++) {'], 6),
+    indent(store.store, 8),
+    '      }',
+    '    }',
+    '  }',
+    '}',
+  ];
   return `${dotOpening(name, ti, nOut, store.decls)}
   const int64_t fit = ((int64_t)1 << 22) / N > JX_MR ? ((int64_t)1 << 22) / N : JX_MR; /* rows of 2^22 floats */
   const int64_t R = M < fit ? M : fit;
   float *C = (float *)malloc(sizeof(float) * (size_t)(R * N));
-  ${parallel}
-  {
-    jx_sgemm_buffers w;
-    jx_sgemm_buffers_alloc(&w, R, N, K);
-    for (int64_t b = 0; b < B; b++) {
-      for (int64_t m0 = 0; m0 < M; m0 += R) {
-        const int64_t rows = M - m0 < R ? M - m0 : R;
-        const jx_sgemm_split s = jx_sgemm_plan(1, rows, N, omp_get_num_threads());
-        #pragma omp for schedule(static)
-        for (int64_t it = 0; it < s.items; it++) {
-          int64_t bb, m_lo, m_hi, n_lo, n_hi;
-          jx_sgemm_item(s, it, rows, N, &bb, &m_lo, &m_hi, &n_lo, &n_hi);
-          ${range}(K, lhs + b * lsb + m0 * lsm, lsm, lsk, rhs + b * rsb, rsk, rsn, C, N, m_lo, m_hi, n_lo, n_hi, &w);
-        }
-        #pragma omp for schedule(static)
-        for (int64_t r = 0; r < rows; r++) {
-          const int64_t m = m0 + r, bm = b * M + m;
-          const float *row = C + r * N;
-${indent([...store.row, 'for (int64_t j = 0; j < N; j++) {'], 10)}
-${indent(store.store, 12)}
-          }
-        }
-      }
-    }
-    jx_sgemm_buffers_free(&w);
-  }
+${indent(parallel('R', blocks), 2)}
   free(C);
 }`;
 }
