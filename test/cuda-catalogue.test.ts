@@ -113,13 +113,21 @@ if (onCuda) {
         // float dots: the CPU's GEMM accumulates f32 in f32 (as OpenBLAS and XLA's CPU backend), the CUDA dot in
         // double until the tensor-core GEMM, so they agree to f32 accumulation error: relative to the output's scale
         // (bounded by 16 K eps max|lhs| max|rhs|; an epilogue after the product is 1-Lipschitz in the catalogue)
-        if ((e.kernel as Kernel).kind === 'dot' && dtype === 'float32') {
-          const maxAbs = (i: number) => {
-            let m = 0;
-            for (const v of unpackValues(inputs[i]!, dtypes[i]!) as ArrayLike<number | bigint> & Iterable<number | bigint>) m = Math.max(m, Math.abs(Number(v)));
-            return m;
-          };
+        const maxAbs = (i: number) => {
+          let m = 0;
+          for (const v of unpackValues(inputs[i]!, dtypes[i]!) as ArrayLike<number | bigint> & Iterable<number | bigint>) m = Math.max(m, Math.abs(Number(v)));
+          return m;
+        };
+        const kernel = e.kernel as Kernel;
+        if (kernel.kind === 'dot' && dtype === 'float32') {
           absolute = 2 ** -20 * Math.max(1, Number(e.params[3])) * maxAbs(outputs) * maxAbs(outputs + 1) + 1e-6;
+        }
+        // float32 sums likewise: the CPU adds in float lanes (render/c.ts floatLanes), CUDA in double; n_inner terms
+        // of at most the inputs' magnitude (the catalogue's prologues do not grow their values)
+        if (kernel.kind === 'reduce' && kernel.op === 'sum' && kernel.inputDtype === 'float32' && dtype === 'float32') {
+          let scale = 1;
+          for (let i = outputs; i < inputs.length; i++) if (FLOATS.has(dtypes[i]!)) scale = Math.max(scale, maxAbs(i));
+          absolute = 2 ** -20 * Math.max(1, Number(e.params[1])) * scale + 1e-6;
         }
         for (let i = 0; i < want.length; i++) {
           const [a, b] = [Number(got[i]), Number(want[i])];

@@ -172,7 +172,11 @@ gpuTest('rendered kernels on the GPU agree with the CPU backend on lowered primi
       const want = floats(expected[k]!);
       let worst = 0;
       for (let i = 0; i < want.length; i++) worst = Math.max(worst, Math.abs(got[i]! - want[i]!) / Math.max(1, Math.abs(want[i]!)));
-      t.true(worst <= 1e-5, `${c.prim} ${JSON.stringify(c.ins.map((a) => a.shape))}: output ${k} differs from the CPU by ${worst} (relative)`);
+      // a float32 sum of n values of magnitude <= 3: the CPU adds in float lanes (render/c.ts floatLanes), CUDA in
+      // double, so they differ by float32 accumulation error, n eps max|x| at worst
+      const summed = c.prim === 'reduce_sum' ? c.params.axes.reduce((p, a) => p * c.ins[0]!.shape[a]!, 1) : 0;
+      const bound = Math.max(1e-5, summed * 3 * 2 ** -24);
+      t.true(worst <= bound, `${c.prim} ${JSON.stringify(c.ins.map((a) => a.shape))}: output ${k} differs from the CPU by ${worst} (relative; bound ${bound})`);
     }
     for (const b of inputs) backend.free(b);
     for (const b of results) if (!(inputs as unknown[]).includes(b)) backend.free(b);

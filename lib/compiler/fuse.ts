@@ -789,12 +789,15 @@ class Fusion {
       outer.shape.length, ...outer.shape, innerShape.length, ...innerShape,
       ...views.flatMap((_, k) => [...(outer.views[k] ?? []), ...innerViews[k]!]),
     ];
+    const steps = innerShape.length === 1 ? innerViews.map((v) => v[0]) : [];
+    const innerSteps = steps.length && steps.every((s) => s === 0 || s === 1) ? (steps as (0 | 1)[]) : undefined;
     const kernel: Kernel = {
       kind: 'reduce',
       op,
       inputDtype: operand.aval.dtype,
       outputDtype: u.result.aval.dtype,
       fused: {
+        ...(innerSteps ? { innerSteps } : {}),
         inputs: inputs.map((l) => ({ dtype: l.dtype })),
         iotaAxes: a.iotaAxes!,
         prologue: a.prologue!,

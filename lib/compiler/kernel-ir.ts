@@ -89,6 +89,12 @@ export interface FusedReduce {
    * finalOutputs..., inputs...
    */
   finalOutputs?: { dtype: DType; expr: Expr }[];
+  /**
+   * Each view's step along the inner space when that space is one axis and every view steps 0 (an output-space
+   * value) or 1 element (contiguous) along it: the renderers' vectorized loop indexes plain `base + j` and `base`
+   * (row softmax, layernorm, sums over a last axis). Absent otherwise; the kernel then walks the strides.
+   */
+  innerSteps?: (0 | 1)[];
 }
 
 /**

@@ -109,13 +109,22 @@ function outputSpaces<P extends Primitive>(prim: P, avals: readonly ShapedArray[
 
 type RuleTable = { [P in Primitive]: AbstractEvalRule<P> };
 
+/** Primitives whose output spaces come from their params (outputSpaces' cases before the default). */
+const SPACE_RULES = new Set<Primitive>(['device_put', 'checkpoint', 'custom_jvp_call', 'custom_vjp_call', 'custom_lin', 'debug_callback', 'pure_callback', 'cond', 'scan', 'while']);
+
+/** An aval in device memory with the default left implicit (withMemorySpace's form). */
+const onDevice = (a: ShapedArray) => a.memorySpace === undefined;
+
 /** Wraps every rule of the table so its outputs carry memory spaces (and mixed spaces are rejected). */
 export function withMemorySpaces(table: RuleTable): RuleTable {
   const out: Partial<Record<Primitive, unknown>> = {};
   for (const prim of Object.keys(table) as Primitive[]) {
     const rule = table[prim] as AbstractEvalRule<Primitive>;
+    const special = SPACE_RULES.has(prim);
     out[prim] = (avals: ShapedArray[], params: PrimitiveParams[Primitive]): ShapedArray[] => {
       const outs = rule(avals, params);
+      // everything on the device (the common case, on every eager op): outputs on the device, no copies
+      if (!special && avals.every(onDevice) && outs.every(onDevice)) return outs;
       const spaces = outputSpaces(prim, avals, params, outs.length);
       return outs.map((o, i) => withMemorySpace(o, spaces[i] ?? 'device'));
     };

@@ -24,7 +24,7 @@ import { renderC } from '../compiler/render/c.js';
 import { profiling, record } from '../profiler.js';
 import type { ProgramExecutable } from './backend.js';
 import { outputArrays } from './program.js';
-import { CpuBuffer, cpuBackend, hostBuffer } from './cpu.js';
+import { CpuBuffer, cpuBackend, hostBuffer, recycleHostBuffer } from './cpu.js';
 import { type CpuKernel, compileCpuKernel } from './kernel-cache.js';
 
 export interface CompiledLaunch {
@@ -189,12 +189,20 @@ export class Executable implements ProgramExecutable {
     const { plan, program } = this;
     const argRefs = args.map((a) => hostRef(a));
     const constRefs = consts.map((c) => hostRef(c));
+    const moved = new Map<Storage, CpuBuffer>(); // donated outputs, with the buffer they took their bytes from
     const storages: Storage[] = plan.slotBuffers.map((id) => {
       const p = plan.placements[id]!;
       if (p.place === 'donated') {
         const donor = args[p.argument]!.storage('jax.jit');
         // a buffer another array still shares cannot be overwritten: allocate instead
-        if (donor.refs === 1) return new Storage(backend, new CpuBuffer((donor.buffer as CpuBuffer).bytes));
+        if (donor.refs === 1) {
+          // the bytes move to the output; the donor's buffer is emptied, so freeing it later recycles nothing
+          const from = donor.buffer as CpuBuffer;
+          const output = new Storage(backend, new CpuBuffer(from.bytes));
+          from.bytes = NO_BYTES;
+          moved.set(output, from);
+          return output;
+        }
       }
       const b = program.buffers[id]!;
       return new Storage(backend, new CpuBuffer(hostBuffer(bufferBytes(b), 'an output of jit')));
@@ -207,9 +215,17 @@ export class Executable implements ProgramExecutable {
     try {
       this.exec(argRefs, constRefs, outs, arena);
     } catch (error) {
-      // a host callback may throw (a pure callback's result check, a format error): the outputs were never handed out
-      for (const s of storages) s.release();
+      // a host callback may throw (a pure callback's result check, a format error): the outputs were never handed
+      // out, and donated bytes go back to their arrays
+      for (const s of storages) {
+        const from = moved.get(s);
+        if (from) [from.bytes, (s.buffer as CpuBuffer).bytes] = [(s.buffer as CpuBuffer).bytes, NO_BYTES];
+        s.release();
+      }
       throw error;
+    } finally {
+      recycleHostBuffer(arena.device.bytes);
+      recycleHostBuffer(arena.pinned_host.bytes);
     }
     return outputArrays(plan, storages, args, consts, (value, aval) => arrayFromValues([value], aval.shape, aval.dtype, aval.weakType));
   }

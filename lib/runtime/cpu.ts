@@ -24,6 +24,9 @@ export class CpuBuffer implements DeviceBuffer {
 
 const kernels = new Map<string, CpuKernel>();
 
+/** What a freed buffer holds: nothing, shared. */
+const FREED = new ArrayBuffer(0);
+
 /** The compiled kernel for an IR, compiling it on first use. */
 /** The same by kernel object first: repeated eager plans reuse their kernel objects (runtime/eager.ts). */
 const kernelsByObject = new WeakMap<Kernel, CpuKernel>();
@@ -83,6 +86,7 @@ class CpuBackend implements Backend {
       }
     };
     for (const launch of plan.launches) cpuKernel(launch.kernel).call(launch.buffers.map(resolve), packedParams(launch));
+    for (const t of temps) recycleHostBuffer(t.bytes);
     return outs;
   }
 
@@ -98,8 +102,9 @@ class CpuBackend implements Backend {
   blockUntilReadySync(): void {}
 
   free(buffer: DeviceBuffer): void {
-    // ArrayBuffers are returned to the system by the garbage collector; drop our reference.
-    (buffer as CpuBuffer).bytes = new ArrayBuffer(0);
+    const b = buffer as CpuBuffer;
+    recycleHostBuffer(b.bytes);
+    b.bytes = FREED;
   }
 }
 
@@ -121,8 +126,38 @@ function packedParams(launch: Plan['launches'][number]): BigInt64Array {
   return params;
 }
 
+/**
+ * Freed buffers of at most POOL_MAX_BYTES, by exact size (a buffer's length is its array's), up to POOL_TOTAL_BYTES
+ * in all: hostBuffer hands them out again, zeroed. A new ArrayBuffer costs V8 a backing store and garbage-collector
+ * bookkeeping, the largest part of a small op's host time; every op allocates its outputs. A buffer comes here only
+ * once nothing reads it: its last array's storage is freed (runtime/cpu.ts `free`), an eager plan's temporaries
+ * after its launches, a jitted program's arena after the call; a donated buffer moves to its new array and its old
+ * holder is emptied first, so it never comes here while in use.
+ */
+const POOL_MAX_BYTES = 65536;
+const POOL_TOTAL_BYTES = 8 * 2 ** 20;
+const pool = new Map<number, Uint8Array[]>();
+let pooledBytes = 0;
+
+/** Gives a buffer nothing reads any more back to hostBuffer's pool (buffers too large or beyond the pool's bound go to the garbage collector). */
+export function recycleHostBuffer(bytes: ArrayBuffer): void {
+  const n = bytes.byteLength;
+  if (n === 0 || n > POOL_MAX_BYTES || pooledBytes + n > POOL_TOTAL_BYTES) return;
+  let free = pool.get(n);
+  if (!free) pool.set(n, (free = []));
+  free.push(new Uint8Array(bytes));
+  pooledBytes += n;
+}
+
 /** A new zeroed buffer of n bytes; running out of memory is JAX's RESOURCE_EXHAUSTED, saying how much and for what. */
 export function hostBuffer(n: number, what: string | (() => string)): ArrayBuffer {
+  if (n <= POOL_MAX_BYTES) {
+    const reused = pool.get(n)?.pop();
+    if (reused) {
+      pooledBytes -= n;
+      return reused.fill(0).buffer as ArrayBuffer;
+    }
+  }
   try {
     return new ArrayBuffer(n);
   } catch (error) {

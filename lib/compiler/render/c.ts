@@ -4,7 +4,7 @@
 // are documented on each kernel type in ../kernel-ir.ts.
 import { type DType, isFloating, isUnsigned } from '../../core/dtype.js';
 import { kernelJson, kernelName, resultOnlyNodes } from '../kernel-ir.js';
-import type { DotKernel, ElementwiseKernel, FusedReduce, Kernel, ReduceKernel } from '../kernel-ir.js';
+import type { DotKernel, ElementwiseKernel, FusedReduce, Kernel, ReduceKernel, ReduceOp } from '../kernel-ir.js';
 import { C_DIALECT, C_TYPES, ExprRenderer, exprsUseIota } from './expr.js';
 import { type IndexedKernel, indexedSpec } from './indexed.js';
 import { type ReductionState, reductionState } from './reduce-state.js';
@@ -33,6 +33,31 @@ function renderBody(k: Kernel, name: string): string {
 
 const indent = (lines: string[], n: number) => lines.flatMap((l) => l.split('\n')).map((l) => ' '.repeat(n) + l).join('\n');
 
+/**
+ * A kernel whose work is one OpenMP region: the region's body is the static function NAME_part (its signature
+ * `extra.params` after buffers and params), run by every thread inside `#pragma omp parallel` when `parallel` holds and
+ * called once, directly, otherwise. Its worksharing loops are orphaned (`#pragma omp for`), which run the whole
+ * loop on the calling thread outside a region, and omp_get_num_threads() is 1 there. Small work never enters
+ * libgomp: a region whose `if` clause is false still costs it a team of one, 0.3-1.1 µs a call on this 2-core
+ * machine (issue 16's per-op budget is 2-3 µs). `head` declares what `parallel` reads.
+ */
+function regionKernel(name: string, head: string[], parallel: string, part: string[], extra: { params: string; args: string } = { params: '', args: '' }): string {
+  const call = `${name}_part(buffers, params${extra.args});`;
+  return `static __attribute__((noinline)) void ${name}_part(void **buffers, const int64_t *params${extra.params}) {
+${indent(part, 2)}
+}
+
+void ${name}(void **buffers, const int64_t *params) {
+${indent(head, 2)}
+  if (${parallel}) {
+    #pragma omp parallel
+    ${call}
+  } else {
+    ${call}
+  }
+}`;
+}
+
 function elementwise(k: ElementwiseKernel, name: string): string {
   const strided = k.inputs.map((inp, i) => (inp.access === 'strided' ? i : -1)).filter((i) => i >= 0);
   const needsCoords = strided.length > 0 || exprsUseIota(k.outputs.map((o) => o.expr));
@@ -59,47 +84,46 @@ function elementwise(k: ElementwiseKernel, name: string): string {
   const results = k.outputs.map((o) => renderer.render(o.expr));
   const stores = k.outputs.map((o, j) => `out${j}[i] = ${storeValue(o.dtype, results[j]!)};`);
   const body = [...renderer.lines, ...stores];
+  const head = ['const int64_t n = params[0];'];
+  const parallel = 'n > JX_PARALLEL_THRESHOLD';
   if (!needsCoords) {
-    return `void ${name}(void **buffers, const int64_t *params) {
-${indent(decls, 2)}
-  (void)rank; (void)shape;
-  #pragma omp parallel for simd if (n > JX_PARALLEL_THRESHOLD)
-  for (int64_t i = 0; i < n; i++) {
-${indent(body, 4)}
-  }
-}`;
+    return regionKernel(name, head, parallel, [
+      ...decls,
+      '(void)rank; (void)shape;',
+      '#pragma omp for simd schedule(static) nowait',
+      'for (int64_t i = 0; i < n; i++) {',
+      indent(body, 2),
+      '}',
+    ]);
   }
   const init = strided.map((i) => `int64_t off${i} = offset${i};`);
   const unravel = strided.map((i) => `off${i} += coord[d] * stride${i}[d];`);
   const step = strided.map((i) => `off${i} += stride${i}[d];`);
   const unstep = strided.map((i) => `off${i} -= stride${i}[d] * shape[d];`);
-  return `void ${name}(void **buffers, const int64_t *params) {
-${indent(decls, 2)}
-  if (n == 0) return;
-  #pragma omp parallel if (n > JX_PARALLEL_THRESHOLD)
-  {
-    const int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
-    const int64_t start = n * thread / threads, end = n * (thread + 1) / threads;
-    int64_t coord[JX_MAX_RANK];
-${indent(init, 4)}
-    int64_t rest = start;
-    for (int d = rank - 1; d >= 0; d--) {
-      coord[d] = shape[d] ? rest % shape[d] : 0;
-      rest = shape[d] ? rest / shape[d] : 0;
-${indent(unravel, 6)}
-    }
-    for (int64_t i = start; i < end; i++) {
-${indent(body, 6)}
-      for (int d = rank - 1; d >= 0; d--) {
-        coord[d]++;
-${indent(step, 8)}
-        if (coord[d] < shape[d]) break;
-${indent(unstep, 8)}
-        coord[d] = 0;
-      }
-    }
-  }
-}`;
+  return regionKernel(name, head, parallel, [
+    ...decls,
+    'if (n == 0) return;',
+    'const int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();',
+    'const int64_t start = n * thread / threads, end = n * (thread + 1) / threads;',
+    'int64_t coord[JX_MAX_RANK];',
+    ...init,
+    'int64_t rest = start;',
+    'for (int d = rank - 1; d >= 0; d--) {',
+    '  coord[d] = shape[d] ? rest % shape[d] : 0;',
+    '  rest = shape[d] ? rest / shape[d] : 0;',
+    indent(unravel, 2),
+    '}',
+    'for (int64_t i = start; i < end; i++) {',
+    indent(body, 2),
+    '  for (int d = rank - 1; d >= 0; d--) {',
+    '    coord[d]++;',
+    indent(step, 4),
+    '    if (coord[d] < shape[d]) break;',
+    indent(unstep, 4),
+    '    coord[d] = 0;',
+    '  }',
+    '}',
+  ]);
 }
 
 const REDUCE_DECLS = (input: DType, output: DType) => `const int64_t n_out = params[0], n_inner = params[1];
@@ -133,14 +157,129 @@ function innerLoop(body: string): string {
     }`;
 }
 
+/** Consecutive inner elements per block of a float reduction (see `floatLanes`). */
+const REDUCE_BLOCK = 256;
+/** Float lanes per block: element j of a block goes to lane j mod LANES. */
+const LANES = 16;
+/** Outputs one thread reduces side by side when consecutive outputs are consecutive in memory (sums over a leading axis). */
+const COLUMN_WIDTH = 64;
+
+/**
+ * The order in which a float32/16-bit sum, max or min reduces (issue 16), the same in every loop that computes one,
+ * vectorized or not, so eager and jit results stay bit-identical: the inner elements [lo, hi) go in blocks of
+ * REDUCE_BLOCK; element j of a block adds into float lane j mod LANES; a block's lanes combine pairwise (lane k with
+ * k + 8, then + 4, + 2, + 1); the blocks fold in order into the double `acc` of the scalar state (reduce-state.ts),
+ * as do threads' partials. A lane adds 16 values per block, about a NumPy pairwise leaf: longer float runs lose the
+ * values below half an ulp of the running sum, always downwards (4096-element blocks of 16 lanes made a 50000-long
+ * softmax denominator 3e-6 too small; these stay within an ulp of the float64 sum). max and min let NaN through
+ * (`x != x ||`), so a NaN anywhere is the result. Null for other ops and dtypes: integers and float64 keep the
+ * scalar loop, and prod keeps double (a float product over- and underflows where the double one does not).
+ */
+function floatLanes(op: ReduceOp, d: DType) {
+  if (!(d === 'float32' || d === 'float16' || d === 'bfloat16') || !(op === 'sum' || op === 'max' || op === 'min')) return null;
+  const cmp = op === 'max' ? '>' : '<';
+  /** lane = lane (op) x, as a statement */
+  const visit = (lane: string, x: string) =>
+    op === 'sum' ? `${lane} += ${x};` : `{ const float x = ${x}; ${lane} = (x != x || x ${cmp} ${lane}) ? x : ${lane}; }`;
+  const init = op === 'sum' ? '0.0f' : op === 'max' ? '-INFINITY' : 'INFINITY';
+  const fold = (lane: (k: string) => string): string[] => [
+    `for (int w = ${LANES / 2}; w > 0; w >>= 1) for (int k = 0; k < w; k++) ${visit(lane('k'), lane('k + w'))}`,
+  ];
+  const merge = (acc: string, x: string) =>
+    op === 'sum' ? `${acc} += (double)${x};` : `{ const double x = ${x}; if (x != x || x ${cmp} ${acc}) ${acc} = (${acc} != ${acc}) ? ${acc} : x; }`;
+  return { visit, init, fold, merge };
+}
+
+/** The reduction of [lo, hi) into `acc` over unit-stride indices, in floatLanes' order, vectorized across each 16 lanes. `body(j)` computes `value` at j. */
+function contiguousLanes(op: ReduceOp, d: DType, body: (j: string) => string[], value: string): string[] | null {
+  const rule = floatLanes(op, d);
+  if (!rule) return null;
+  return [
+    `for (int64_t j0 = lo; j0 < hi; j0 += ${REDUCE_BLOCK}) {`,
+    `  const int64_t j1 = hi - j0 > ${REDUCE_BLOCK} ? j0 + ${REDUCE_BLOCK} : hi;`,
+    `  float lanes[${LANES}];`,
+    `  for (int k = 0; k < ${LANES}; k++) lanes[k] = ${rule.init};`,
+    '  int64_t j = j0;',
+    `  for (; j + ${LANES} <= j1; j += ${LANES}) {`,
+    '    #pragma omp simd',
+    `    for (int k = 0; k < ${LANES}; k++) {`,
+    ...indent(['const int64_t jk = j + k;', ...body('jk'), rule.visit('lanes[k]', value)], 6).split('\n'),
+    '    }',
+    '  }',
+    '  for (int k = 0; j < j1; j++, k++) {',
+    ...indent([...body('j'), rule.visit('lanes[k]', value)], 4).split('\n'),
+    '  }',
+    ...indent(rule.fold((k) => `lanes[${k}]`), 2).split('\n'),
+    `  ${rule.merge('acc', 'lanes[0]')}`,
+    '}',
+  ];
+}
+
+/**
+ * The same order in any loop over [lo, hi) (strided and multi-axis inner spaces): `declare` before the loop,
+ * `visit(value)` per element in order, `flush` after it.
+ */
+function steppedLanes(op: ReduceOp, d: DType): { declare: string[]; visit: (value: string) => string; flush: string[] } | null {
+  const rule = floatLanes(op, d);
+  if (!rule) return null;
+  const close = [...rule.fold((k) => `lanes[${k}]`), rule.merge('acc', 'lanes[0]')];
+  return {
+    declare: [`float lanes[${LANES}];`, `for (int k = 0; k < ${LANES}; k++) lanes[k] = ${rule.init};`, 'int in_block = 0;'],
+    visit: (value) =>
+      `${rule.visit(`lanes[in_block % ${LANES}]`, value)} if (++in_block == ${REDUCE_BLOCK}) { ${close.join(' ')} for (int k = 0; k < ${LANES}; k++) lanes[k] = ${rule.init}; in_block = 0; }`,
+    flush: [`if (in_block) { ${close.join(' ')} }`],
+  };
+}
+
+/**
+ * A float reduction whose consecutive outputs are consecutive input elements (one outer axis of stride 1, one
+ * inner axis: a sum over a leading axis, such as a bias gradient): each thread takes COLUMN_WIDTH outputs and walks
+ * the rows once, vectorized across the outputs, each output keeping floatLanes' lanes (the same order as the other
+ * loops, so the result is too).
+ */
+function columnReduce(k: ReduceKernel, st: ReductionState): string[] | null {
+  const rule = floatLanes(k.op, k.inputDtype);
+  if (!rule) return null;
+  const W = COLUMN_WIDTH;
+  return [
+    `if (outer_rank == 1 && outer_stride[0] == 1 && inner_rank == 1 && n_out >= 16) {`,
+    '  const int64_t s = inner_stride[0];',
+    '  #pragma omp for schedule(static) nowait',
+    `  for (int64_t o0 = 0; o0 < n_out; o0 += ${W}) {`,
+    `    const int64_t w = n_out - o0 < ${W} ? n_out - o0 : ${W};`,
+    `    double accs[${W}]; float lanes[${LANES}][${W}];`,
+    `    for (int64_t c = 0; c < w; c++) accs[c] = ${st.parts[0]!.init};`,
+    `    for (int64_t j0 = 0; j0 < n_inner; j0 += ${REDUCE_BLOCK}) {`,
+    `      const int64_t j1 = n_inner - j0 > ${REDUCE_BLOCK} ? j0 + ${REDUCE_BLOCK} : n_inner;`,
+    `      for (int k = 0; k < ${LANES}; k++) for (int64_t c = 0; c < w; c++) lanes[k][c] = ${rule.init};`,
+    '      for (int64_t j = j0; j < j1; j++) {',
+    `        float *restrict lane = lanes[(j - j0) % ${LANES}];`,
+    '        const int64_t row = o0 + j * s;',
+    '        #pragma omp simd',
+    `        for (int64_t c = 0; c < w; c++) ${rule.visit('lane[c]', loadValue(k.inputDtype, 'in[row + c]'))}`,
+    '      }',
+    `      for (int64_t c = 0; c < w; c++) {`,
+    ...indent([...rule.fold((q) => `lanes[${q}][c]`), rule.merge('accs[c]', 'lanes[0][c]')], 8).split('\n'),
+    '      }',
+    '    }',
+    `    for (int64_t c = 0; c < w; c++) { const double acc = accs[c]; out[o0 + c] = ${st.stored}; }`,
+    '  }',
+    '  return;',
+    '}',
+  ];
+}
+
 function reduce(k: ReduceKernel, name: string): string {
   if (k.fused) return fusedReduce(k, k.fused, name);
   const st = reductionState(k.op, k.inputDtype, k.outputDtype, C_TYPES);
   const v = loadValue(k.inputDtype, 'in[off]');
+  const contiguous = contiguousLanes(k.op, k.inputDtype, (j) => [`const int64_t off = base + ${j};`, `const float value = ${v};`], 'value');
+  const stepped = steppedLanes(k.op, k.inputDtype);
+  const loop = stepped ? `{\n${indent([...stepped.declare, innerLoop(stepped.visit(v)), ...stepped.flush], 2)}\n}` : innerLoop(st.visit(v, 'j'));
   return reductionSkeleton(name, st, {
-    decls: [REDUCE_DECLS(k.inputDtype, k.outputDtype)],
+    decls: [REDUCE_DECLS(k.inputDtype, k.outputDtype), ...(columnReduce(k, st) ?? [])],
     base: [OUTER_BASE],
-    loop: [innerLoop(st.visit(v, 'j'))],
+    loop: [contiguous ? `if (inner_rank == 1 && inner_stride[0] == 1) {\n${indent(contiguous, 2)}\n} else ${loop}` : loop],
     finish: [`out[o] = ${st.stored};`],
   });
 }
@@ -157,40 +296,46 @@ function reductionSkeleton(
   code: { decls: string[]; base: string[]; loop: string[]; finish: string[]; splitFinish?: string[] },
 ): string {
   const declare = (from: (name: string) => string) => st.parts.map((q) => `${q.type} ${q.name} = ${from(q.name)};`).join(' ');
-  return `void ${name}(void **buffers, const int64_t *params) {
-${indent(code.decls, 2)}
-  if (n_out < 8 && n_inner > JX_PARALLEL_THRESHOLD) {
-    for (int64_t o = 0; o < n_out; o++) {
-${indent(code.base, 6)}
-      ${st.parts.map((q) => `${q.type} partial_${q.name}[256];`).join(' ')}
-      int used = 0;
-      #pragma omp parallel
-      {
-        const int64_t threads = omp_get_num_threads() < 256 ? omp_get_num_threads() : 256, thread = omp_get_thread_num();
-        if (thread < threads) {
-          const int64_t lo = n_inner * thread / threads, hi = n_inner * (thread + 1) / threads;
-          ${st.parts.map((q) => `${q.type} ${q.name} = ${q.init};`).join(' ')}
-${indent(code.loop, 10)}
-          ${st.parts.map((q) => `partial_${q.name}[thread] = ${q.name};`).join(' ')}
-        }
-        #pragma omp single
-        used = (int)threads;
-      }
-      ${declare((n) => `partial_${n}[0]`)}
-      for (int t = 1; t < used; t++) { ${st.merge(st.parts.map((q) => `partial_${q.name}[t]`))} }
-${indent(code.splitFinish ?? code.finish, 6)}
-    }
-    return;
-  }
-  #pragma omp parallel for if (n_out * n_inner > JX_PARALLEL_THRESHOLD && n_out > 1)
+  // few outputs, long rows: the split path opens its own regions, so the part runs outside one
+  const split = 'n_out < 8 && n_inner > JX_PARALLEL_THRESHOLD';
+  const part = `${code.decls.join('\n')}
+if (${split}) {
   for (int64_t o = 0; o < n_out; o++) {
 ${indent(code.base, 4)}
-    const int64_t lo = 0, hi = n_inner;
-    ${st.parts.map((q) => `${q.type} ${q.name} = ${q.init};`).join(' ')}
-${indent(code.loop, 4)}
-${indent(code.finish, 4)}
+    ${st.parts.map((q) => `${q.type} partial_${q.name}[256];`).join(' ')}
+    int used = 0;
+    #pragma omp parallel
+    {
+      const int64_t threads = omp_get_num_threads() < 256 ? omp_get_num_threads() : 256, thread = omp_get_thread_num();
+      if (thread < threads) {
+        const int64_t lo = n_inner * thread / threads, hi = n_inner * (thread + 1) / threads;
+        ${st.parts.map((q) => `${q.type} ${q.name} = ${q.init};`).join(' ')}
+${indent(code.loop, 8)}
+        ${st.parts.map((q) => `partial_${q.name}[thread] = ${q.name};`).join(' ')}
+      }
+      #pragma omp single
+      used = (int)threads;
+    }
+    ${declare((n) => `partial_${n}[0]`)}
+    for (int t = 1; t < used; t++) { ${st.merge(st.parts.map((q) => `partial_${q.name}[t]`))} }
+${indent(code.splitFinish ?? code.finish, 4)}
   }
+  return;
+}
+#pragma omp for schedule(static) nowait
+for (int64_t o = 0; o < n_out; o++) {
+${indent(code.base, 2)}
+  const int64_t lo = 0, hi = n_inner;
+  ${st.parts.map((q) => `${q.type} ${q.name} = ${q.init};`).join(' ')}
+${indent(code.loop, 2)}
+${indent(code.finish, 2)}
 }`;
+  return regionKernel(
+    name,
+    ['const int64_t n_out = params[0], n_inner = params[1];'],
+    `!(${split}) && n_out * n_inner > JX_PARALLEL_THRESHOLD && n_out > 1`,
+    [part],
+  );
 }
 
 /** C code looping j over [lo, hi) of the inner space, keeping offsets p<v> = b<v> + inner offset for each view v. */
@@ -281,9 +426,16 @@ function fusedReduce(k: ReduceKernel, f: FusedReduce, name: string): string {
   );
   const finalValues = finals.map((o) => second.render(o.expr));
   const finalBody = [...second.lines, ...finals.map((o, j) => `final${j}[p${nIn + nSide + j}] = ${storeValue(o.dtype, finalValues[j]!)};`)];
+  // Every view steps 0 or 1 element along the single inner axis (fusion says so, checked again at run time): plain
+  // indices the compiler vectorizes, in the reduction and in the final pass.
+  const steps = f.innerSteps;
+  const unitIndex = (j: string) => (ids.length ? [`const int64_t ${ids.map((v) => `p${v} = ${steps![v] ? `b${v} + ${j}` : `b${v}`}`).join(', ')};`] : []);
+  const unit = steps ? ['inner_rank == 1', ...ids.map((v) => `is${v}[0] == ${steps[v]}`)].join(' && ') : '';
   const finalPass = (split: boolean): string[] => {
     if (nFinal === 0) return [];
-    const loop = fusedInnerLoop(views, finalBody).split('\n');
+    const general = fusedInnerLoop(views, finalBody).split('\n');
+    const plain = () => ['#pragma omp simd', 'for (int64_t j = lo; j < hi; j++) {', ...indent([...unitIndex('j'), ...finalBody], 2).split('\n'), '}'];
+    const loop = steps ? [`if (${unit}) {`, ...indent(plain(), 2).split('\n'), '} else {', ...indent(general, 2).split('\n'), '}'] : general;
     if (!split) return ['{', '  const int64_t lo = 0, hi = n_inner;', ...indent(loop, 2).split('\n'), '}'];
     return [
       '#pragma omp parallel',
@@ -297,8 +449,12 @@ function fusedReduce(k: ReduceKernel, f: FusedReduce, name: string): string {
   const finishBlock = (split = false) => ['{', ...indent([...epilogue.lines, ...outStores, ...finalPass(split)], 2).split('\n'), '}'];
 
   const st = reductionState(k.op, k.inputDtype, k.outputDtype, C_TYPES);
-  const body = [...prologue.lines, ...sideStores, st.visit(value, 'j')];
-  const loop = fusedInnerLoop(views, body).split('\n');
+  const stepped = steppedLanes(k.op, k.inputDtype);
+  const body = [...prologue.lines, ...sideStores, stepped ? stepped.visit(value) : st.visit(value, 'j')];
+  let loop = fusedInnerLoop(views, body).split('\n');
+  if (stepped) loop = ['{', ...indent([...stepped.declare, ...loop, ...stepped.flush], 2).split('\n'), '}'];
+  const contiguous = steps && contiguousLanes(k.op, k.inputDtype, (j) => [...unitIndex(j), ...prologue.lines, ...sideStores], value);
+  if (contiguous) loop = [`if (${unit}) {`, ...indent(contiguous, 2).split('\n'), `} else {`, ...indent(loop, 2).split('\n'), '}'];
   const result = `const ${resultType} res = ${st.result};`;
   return reductionSkeleton(name, st, { decls, base: bases, loop, finish: [result, ...finishBlock()], splitFinish: [result, ...finishBlock(true)] });
 }
@@ -339,16 +495,21 @@ function dotStore(k: DotKernel): { decls: string[]; row: string[]; store: string
   };
 }
 
-/** A dot kernel's signature, its ten params (shape and operand strides), output pointers and operands; empty: done. */
-function dotOpening(name: string, ti: string, nOut: number, decls: string[]): string {
-  return `void ${name}(void **buffers, const int64_t *params) {
-  const int64_t B = params[0], M = params[1], N = params[2], K = params[3];
-  const int64_t lsb = params[4], lsm = params[5], lsk = params[6], rsb = params[7], rsk = params[8], rsn = params[9];
-${indent(decls, 2)}
-  const ${ti} *restrict lhs = (const ${ti} *)buffers[${nOut}];
-  const ${ti} *restrict rhs = (const ${ti} *)buffers[${nOut + 1}];
-  if (B * M * N == 0) return;`;
+/** A dot kernel's ten params (shape and operand strides), output pointers and operands; empty: done. */
+function dotOpening(ti: string, nOut: number, decls: string[]): string[] {
+  return [
+    'const int64_t B = params[0], M = params[1], N = params[2], K = params[3];',
+    'const int64_t lsb = params[4], lsm = params[5], lsk = params[6], rsb = params[7], rsk = params[8], rsn = params[9];',
+    ...decls,
+    `const ${ti} *restrict lhs = (const ${ti} *)buffers[${nOut}];`,
+    `const ${ti} *restrict rhs = (const ${ti} *)buffers[${nOut + 1}];`,
+    'if (B * M * N == 0) return;',
+  ];
 }
+
+/** What a dot kernel's entry reads to decide whether its region runs on every thread. */
+const DOT_HEAD = ['const int64_t B = params[0], M = params[1], N = params[2], K = params[3];'];
+const DOT_PARALLEL = 'B * M * N * K > JX_PARALLEL_THRESHOLD';
 
 /** Dots the packed float GEMM serves (jaxon_gemm.h): 32- and 16-bit float operands and results, f32 accumulation. */
 const GEMM_DTYPES: ReadonlySet<DType> = new Set(['float32', 'float16', 'bfloat16']);
@@ -379,19 +540,13 @@ function gemmDot(k: DotKernel, name: string): string {
     `  ${range}(K, ${lhsAt}, lsm, lsk, ${rhsAt}, rsk, rsn, ${cAt}, N, m_lo, m_hi, n_lo, n_hi, &w);`,
     '}',
   ];
-  const parallel = (rows: string, body: string[]) => [
-    '#pragma omp parallel if (B * M * N * K > JX_PARALLEL_THRESHOLD)',
-    '{',
-    '  jx_sgemm_buffers w;',
-    `  jx_sgemm_buffers_alloc(&w, ${rows}, N, K);`,
-    indent(body, 2),
-    '  jx_sgemm_buffers_free(&w);',
-    '}',
-  ];
+  // the region: every thread packs into its own buffers, then takes its share of the items
+  const region = (rows: string, body: string[]) => ['jx_sgemm_buffers w;', `jx_sgemm_buffers_alloc(&w, ${rows}, N, K);`, ...body, 'jx_sgemm_buffers_free(&w);'];
   if (!k.epilogue && k.outputDtype === 'float32') {
-    return `${dotOpening(name, ti, nOut, store.decls)}
-${indent(parallel('M', items('B', 'M', 'lhs + ib * lsb', 'rhs + ib * rsb', 'out + ib * M * N')), 2)}
-}`;
+    return regionKernel(name, DOT_HEAD, DOT_PARALLEL, [
+      ...dotOpening(ti, nOut, store.decls),
+      ...region('M', items('B', 'M', 'lhs + ib * lsb', 'rhs + ib * rsb', 'out + ib * M * N')),
+    ]);
   }
   const blocks = [
     'for (int64_t b = 0; b < B; b++) {',
@@ -409,13 +564,20 @@ ${indent(parallel('M', items('B', 'M', 'lhs + ib * lsb', 'rhs + ib * rsb', 'out 
     '  }',
     '}',
   ];
-  return `${dotOpening(name, ti, nOut, store.decls)}
-  const int64_t fit = ((int64_t)1 << 22) / N > JX_MR ? ((int64_t)1 << 22) / N : JX_MR; /* rows of 2^22 floats */
-  const int64_t R = M < fit ? M : fit;
-  float *C = (float *)malloc(sizeof(float) * (size_t)(R * N));
-${indent(parallel('R', blocks), 2)}
-  free(C);
-}`;
+  // the float product of a block of rows, shared by the threads: allocated by the entry around the region
+  return regionKernel(
+    name,
+    [
+      ...DOT_HEAD,
+      'if (B * M * N == 0) return;',
+      'const int64_t fit = ((int64_t)1 << 22) / N > JX_MR ? ((int64_t)1 << 22) / N : JX_MR; /* rows of 2^22 floats */',
+      'const int64_t R = M < fit ? M : fit;',
+      'float *C = (float *)malloc(sizeof(float) * (size_t)(R * N));',
+    ],
+    DOT_PARALLEL,
+    [...dotOpening(ti, nOut, store.decls), ...region('R', blocks)],
+    { params: ', float *C, int64_t R', args: ', C, R' },
+  ).replace(/\n}$/, '\n  free(C);\n}');
 }
 
 /** Other dots (integers, float64, mixed): one row of the product at a time, accumulated in 64 bits. */
@@ -426,29 +588,27 @@ function loopDot(k: DotKernel, name: string): string {
   const load = (ref: string) => `(${acc})${loadValue(k.inputDtype, ref)}`;
   const nOut = k.epilogue ? k.epilogue.outputs.length : 1;
   const store = dotStore(k);
-  return `${dotOpening(name, ti, nOut, store.decls)}
-  #pragma omp parallel if (B * M * N * K > JX_PARALLEL_THRESHOLD)
-  {
-    ${acc} *row = (${acc} *)malloc(sizeof(${acc}) * (size_t)N);
-    #pragma omp for schedule(static)
-    for (int64_t bm = 0; bm < B * M; bm++) {
-      const int64_t b = bm / M, m = bm % M;
-      for (int64_t j = 0; j < N; j++) row[j] = 0;
-      const ${ti} *a = lhs + b * lsb + m * lsm;
-      const ${ti} *w = rhs + b * rsb;
-      for (int64_t kk = 0; kk < K; kk++) {
-        const ${acc} x = ${load('a[kk * lsk]')};
-        const ${ti} *wr = w + kk * rsk;
-        if (rsn == 1) { for (int64_t j = 0; j < N; j++) row[j] += x * ${load('wr[j]')}; }
-        else { for (int64_t j = 0; j < N; j++) row[j] += x * ${load('wr[j * rsn]')}; }
-      }
-${indent([...store.row, 'for (int64_t j = 0; j < N; j++) {'], 6)}
-${indent(store.store, 8)}
-      }
-    }
-    free(row);
-  }
-}`;
+  return regionKernel(name, DOT_HEAD, DOT_PARALLEL, [
+    ...dotOpening(ti, nOut, store.decls),
+    `${acc} *row = (${acc} *)malloc(sizeof(${acc}) * (size_t)N);`,
+    '#pragma omp for schedule(static)',
+    'for (int64_t bm = 0; bm < B * M; bm++) {',
+    '  const int64_t b = bm / M, m = bm % M;',
+    '  for (int64_t j = 0; j < N; j++) row[j] = 0;',
+    `  const ${ti} *a = lhs + b * lsb + m * lsm;`,
+    `  const ${ti} *w = rhs + b * rsb;`,
+    '  for (int64_t kk = 0; kk < K; kk++) {',
+    `    const ${acc} x = ${load('a[kk * lsk]')};`,
+    `    const ${ti} *wr = w + kk * rsk;`,
+    `    if (rsn == 1) { for (int64_t j = 0; j < N; j++) row[j] += x * ${load('wr[j]')}; }`,
+    `    else { for (int64_t j = 0; j < N; j++) row[j] += x * ${load('wr[j * rsn]')}; }`,
+    '  }',
+    indent([...store.row, 'for (int64_t j = 0; j < N; j++) {'], 2),
+    indent(store.store, 4),
+    '  }',
+    '}',
+    'free(row);',
+  ]);
 }
 
 /**
@@ -485,22 +645,18 @@ function indexed(k: IndexedKernel, name: string): string {
     lines.push(`jx_index ${count} = 1;`);
     for (const n of loop.count) lines.push(scalars.has(n) ? `${count} *= ${n};` : `for (int d = 0; d < (int)${lengthOf.get(n)}; d++) ${count} *= ${n}[d];`);
     const copy = loop.memcpy;
+    // a parallel loop, or the same loop without OpenMP for small work (see regionKernel: a false `if` clause still enters libgomp)
+    const parallelFor = (work: string, forLoop: string[]) => [`if (${work} > JX_PARALLEL_THRESHOLD) {`, '  #pragma omp parallel for', indent(forLoop, 2), '} else {', indent(forLoop, 2), '}'];
     const body = copy?.rows
       ? [
           `if (${count} > 0) {`,
           `  const jx_index jx_run = ${count} / ${copy.rows.count};`,
-          `  #pragma omp parallel for if (${count} > JX_PARALLEL_THRESHOLD)`,
-          `  for (jx_index row = 0; row < ${copy.rows.count}; row++) memcpy(${copy.dst} + ${copy.rows.dst}, ${copy.src} + ${copy.rows.src}, (size_t)jx_run * sizeof(*${copy.dst}));`,
+          indent(parallelFor(count, [`for (jx_index row = 0; row < ${copy.rows.count}; row++) memcpy(${copy.dst} + ${copy.rows.dst}, ${copy.src} + ${copy.rows.src}, (size_t)jx_run * sizeof(*${copy.dst}));`]), 2),
           '}',
         ]
       : copy
       ? [`memcpy(${copy.dst}, ${copy.src}, (size_t)${count} * sizeof(*${copy.dst}));`]
-      : [
-          `#pragma omp parallel for if (${count}${loop.workPerElement ? ` * ${loop.workPerElement}` : ''} > JX_PARALLEL_THRESHOLD)`,
-          `for (jx_index i = 0; i < ${count}; i++) {`,
-          indent([...loop.body], 2),
-          '}',
-        ];
+      : parallelFor(`${count}${loop.workPerElement ? ` * ${loop.workPerElement}` : ''}`, [`for (jx_index i = 0; i < ${count}; i++) {`, indent([...loop.body], 2), '}']);
     lines.push(...(loop.when ? [`if (${loop.when}) {`, indent(body, 2), '}'] : body));
   });
   return `void ${name}(void **buffers, const int64_t *params) {\n${indent(lines, 2)}\n}`;
