@@ -49,6 +49,13 @@ export function checkShape(fn: string, shape: unknown, arg = 'shape'): number[] 
 
 /** NumPy broadcasting of several shapes. */
 export function broadcastShapes(fn: string, ...shapes: Shape[]): number[] {
+  // two equal shapes (most binary ops): no search
+  if (shapes.length === 2) {
+    const [a, b] = shapes as [Shape, Shape];
+    let same = a.length === b.length;
+    for (let i = 0; same && i < a.length; i++) same = a[i] === b[i];
+    if (same) return a.slice();
+  }
   const rank = Math.max(0, ...shapes.map((s) => s.length));
   const out = new Array<number>(rank).fill(1);
   for (const s of shapes) {
