@@ -196,3 +196,26 @@ extern "C" __global__ void jaxon_emu_forever(float *out, const float *in) {
   t.regex(out, /^ERROR .*CUDA_ERROR_LAUNCH_FAILED \(unspecified launch failure: kernel 'jaxon_emu_forever': block \(\d,0,0\), thread \(\d+,0,0\): the block ran longer than the watchdog's 1 s/);
   t.true(Date.now() - started < 60_000);
 });
+
+test('lanes of a warp at different tensor-core collectives, or an ldmatrix row address off 16 bytes, fail the launch', (t) => {
+  const divergent = `#include "jaxon_cuda.h"
+#include "jaxon_mma.h"
+extern "C" __global__ void jaxon_emu_divergent(float *out, const float *in) {
+  __shared__ __align__(16) jx_u16 s[256 * 8];
+  jx_u32 r[4] = {0, 0, 0, 0}, b[2] = {0, 0};
+  float d[4] = {0, 0, 0, 0};
+  if (threadIdx.x % 32 < 16) jx_mma_m16n8k16_bf16(d, r, b);  // half the warp at an mma, half at an ldmatrix
+  else jx_ldmatrix_x4(r, s + threadIdx.x * 8);
+  out[blockIdx.x] = d[0] + (float)r[0];
+}`;
+  t.regex(runKernel(divergent, 'jaxon_emu_divergent', {}), /^ERROR .*kernel 'jaxon_emu_divergent': block \(\d,0,0\), thread \(\d+,0,0\): lanes of warp \d+ execute different warp collectives together: /);
+  const misaligned = `#include "jaxon_cuda.h"
+#include "jaxon_mma.h"
+extern "C" __global__ void jaxon_emu_misaligned(float *out, const float *in) {
+  __shared__ __align__(16) jx_u16 s[256 * 8 + 8];
+  jx_u32 r[4];
+  jx_ldmatrix_x4(r, s + threadIdx.x * 8 + (threadIdx.x % 32 == 3 ? 4 : 0));
+  out[blockIdx.x] = (float)r[0];
+}`;
+  t.regex(runKernel(misaligned, 'jaxon_emu_misaligned', {}), /^ERROR .*kernel 'jaxon_emu_misaligned': .*ldmatrix: lane 3's row address 0x[0-9a-f]+ is not 16-byte aligned/);
+});
