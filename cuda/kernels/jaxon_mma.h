@@ -24,8 +24,10 @@ JX_DEVICE void jx_ldmatrix_x4(jx_u32 *r, const void *row) { jx_emu_ldmatrix(4, f
 JX_DEVICE void jx_ldmatrix_x1_trans(jx_u32 *r, const void *row) { jx_emu_ldmatrix(1, true, r, row); }
 JX_DEVICE void jx_ldmatrix_x2_trans(jx_u32 *r, const void *row) { jx_emu_ldmatrix(2, true, r, row); }
 JX_DEVICE void jx_ldmatrix_x4_trans(jx_u32 *r, const void *row) { jx_emu_ldmatrix(4, true, r, row); }
-/* cp.async of 16 (or 4) bytes global → shared; only the first src_bytes are read, the rest is zero-filled */
+/* cp.async of 16, 8 or 4 bytes global → shared (both addresses aligned to the size); only the first src_bytes are
+   read, the rest is zero-filled */
 JX_DEVICE void jx_cp_async_16(void *smem, const void *gmem, int src_bytes) { jx_emu_cp_async(smem, gmem, 16, (unsigned)src_bytes); }
+JX_DEVICE void jx_cp_async_8(void *smem, const void *gmem, int src_bytes) { jx_emu_cp_async(smem, gmem, 8, (unsigned)src_bytes); }
 JX_DEVICE void jx_cp_async_4(void *smem, const void *gmem, int src_bytes) { jx_emu_cp_async(smem, gmem, 4, (unsigned)src_bytes); }
 JX_DEVICE void jx_cp_async_commit() { jx_emu_cp_async_commit(); }
 /* cp.async.wait_group N: all but the N most recent commit groups have landed */
@@ -81,6 +83,9 @@ JX_DEVICE void jx_ldmatrix_x4_trans(jx_u32 *r, const void *row) {
 JX_DEVICE void jx_cp_async_16(void *smem, const void *gmem, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(jx_smem_u32(smem)), "l"(gmem), "r"(src_bytes) : "memory");
 }
+JX_DEVICE void jx_cp_async_8(void *smem, const void *gmem, int src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(jx_smem_u32(smem)), "l"(gmem), "r"(src_bytes) : "memory");
+}
 JX_DEVICE void jx_cp_async_4(void *smem, const void *gmem, int src_bytes) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(jx_smem_u32(smem)), "l"(gmem), "r"(src_bytes) : "memory");
 }
@@ -88,6 +93,11 @@ JX_DEVICE void jx_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: 
 template <int N> JX_DEVICE void jx_cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
 JX_DEVICE void jx_cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 #endif
+
+/* The 128-byte swizzle of a byte offset into a shared-memory tile (TMA's and wgmma's SWIZZLE_128B): its 16-byte
+   chunk is XORed with its 128-byte line (mod 8), so the 8 rows an ldmatrix phase reads, or a column of 4-byte
+   elements, fall in different banks. Tiles start at multiples of 1024 bytes. */
+JX_DEVICE int jx_swizzle128(int offset) { return offset ^ ((offset >> 7 & 7) << 4); }
 
 /* Two bf16 / f16 values in one register, the first in the low half (as fragments hold them). */
 JX_DEVICE jx_u32 jx_pack_u16x2(jx_u16 lo, jx_u16 hi) { return (jx_u32)lo | ((jx_u32)hi << 16); }
