@@ -26,8 +26,8 @@ export interface GemmTarget {
   sm?: number;
   /** a forced path (default: JAXON_GEMM) */
   path?: GemmPath | null;
-  /** the tiling an autotune chose for this shape class, used instead of the heuristic's */
-  tiling?: GemmTiling | null;
+  /** the tiling an autotune chose for this shape class (and why), used instead of the heuristic's */
+  tuned?: { tiling: GemmTiling; why: string } | null;
 }
 
 /** A dot kernel's params, read in kernel-ir.ts's order. */
@@ -96,7 +96,7 @@ export function dot(k: DotKernel, params: readonly number[], alignments: readonl
   };
   const path = gemmPath(facts);
   if (path.choice === 'simt') return simtDot(k, p, path);
-  const tiling = target.tiling ? { name: 'gemm tiling', choice: target.tiling, why: 'chosen by the autotune for this shape class' } : gemmTiling(facts);
+  const tiling = target.tuned ? { name: 'gemm tiling', choice: target.tuned.tiling, why: target.tuned.why } : gemmTiling(facts);
   return gemm(k, p, alignments, path, tiling, name);
 }
 
