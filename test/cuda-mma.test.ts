@@ -236,3 +236,117 @@ function tf32Bits(bits: number): number {
     else t.is(got[i], want, `0x${x.toString(16)}`);
   });
 });
+
+// ---- Hopper: wgmma from shared-memory matrix descriptors, mbarriers ----
+
+/** PTX ISA, K-major operand with the 128-byte swizzle: byte address of (row, k-byte) from the descriptor's start and SBO. */
+function sw128Address(start: number, sbo: number, row: number, kbyte: number): number {
+  const a = start + Math.floor(row / 8) * sbo + (row % 8) * 128 + kbyte;
+  return a ^ (((a >> 7) & 7) << 4);
+}
+
+for (const [n, kind] of [[128, 'bf16'], [64, 'f16']] as const) {
+  (onCuda ? test : test.skip)(`wgmma m64n${n}k16 ${kind}: operands through 128B-swizzled K-major descriptors, every thread's accumulators where the PTX ISA puts them`, (t) => {
+    const device = createCudaDevice(0);
+    // A: 64 x 64 and B: n x 64 (K-major), values small integers; the wgmma reads k 16..31 (descriptor start + 32 bytes)
+    const A = integers(64 * 64, 21, -6, 6), B = integers(n * 64, 22, -6, 6), C = integers(64 * n, 23, -50, 50);
+    const half = kind === 'bf16' ? bf16bits : f16bits;
+    const image = new Uint16Array((8192 + n * 128) / 2);
+    const bBase = 8192;
+    for (let r = 0; r < 64; r++) for (let k = 0; k < 64; k++) image[sw128Address(0, 1024, r, 2 * k) / 2] = half(A[r * 64 + k]!);
+    for (let c = 0; c < n; c++) for (let k = 0; k < 64; k++) image[sw128Address(bBase, 1024, c, 2 * k) / 2] = half(B[c * 64 + k]!);
+    // D fragment of thread x (warp w = x / 32 of the warpgroup): d_i at row 16 w + g + 8 ((i % 4) >> 1), column 8 (i / 4) + 2 t + (i & 1)
+    const place = (x: number, i: number) => {
+      const w = x >> 5, lane = x & 31, g = lane >> 2, tq = lane & 3;
+      return { row: 16 * w + g + 8 * ((i & 3) >> 1), col: 8 * (i >> 2) + 2 * tq + (i & 1) };
+    };
+    const cRegs = new Float32Array(128 * (n / 2));
+    for (let x = 0; x < 128; x++) for (let i = 0; i < n / 2; i++) { const p = place(x, i); cRegs[x * (n / 2) + i] = C[p.row * n + p.col]!; }
+    const source: CudaKernelSource = {
+      name: `jaxon_test_wgmma_${n}_${kind}`,
+      source: `${PRELUDE}extern "C" __global__ void __launch_bounds__(128) jaxon_test_wgmma_${n}_${kind}(float *out, const jx_u16 *image, const float *c) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  for (int i = threadIdx.x; i < ${image.length}; i += 128) ((jx_u16 *)smem)[i] = image[i];
+  __syncthreads();
+  jx_fence_proxy_async();
+  float d[${n / 2}];
+  for (int i = 0; i < ${n / 2}; i++) d[i] = c[threadIdx.x * ${n / 2} + i];
+  const jx_u64 da = jx_wgmma_desc(jx_smem_u32(smem) + 32, 16, 1024, 1), db = jx_wgmma_desc(jx_smem_u32(smem + ${bBase}) + 32, 16, 1024, 1);
+  jx_wgmma_fence();
+  jx_wgmma_m64n${n}k16_${kind}(d, da, db, 1);
+  jx_wgmma_commit();
+#ifdef JX_EMULATED
+  out[${128 * (n / 2)} + threadIdx.x] = d[0];  // before the wait: the emulation has not performed it yet
+#endif
+  jx_wgmma_wait<0>();
+  for (int i = 0; i < ${n / 2}; i++) out[threadIdx.x * ${n / 2} + i] = d[i];
+}
+`,
+      grid: [1, 1, 1], block: [128, 1, 1], sharedMemBytes: image.byteLength,
+    };
+    const fn = device.backend.loadKernelsSync([source]).get(source.source)!;
+    const out = device.backend.fromHost(new Uint8Array(4 * (128 * (n / 2) + 128)));
+    const ins = [bytesOf(new Uint32Array(image.buffer)), bytesOf(cRegs)].map((b) => device.backend.fromHost(b));
+    native().cudaLaunch(fn, source.grid, source.block, source.sharedMemBytes, [out.handle, ...ins.map((b) => b.handle)]);
+    const got = new Float32Array(device.backend.toHostSync(out).buffer);
+    for (const b of [out, ...ins]) device.backend.free(b);
+    const wrong: string[] = [];
+    for (let x = 0; x < 128; x++) {
+      for (let i = 0; i < n / 2; i++) {
+        const { row, col } = place(x, i);
+        let want = C[row * n + col]!;
+        for (let k = 16; k < 32; k++) want += A[row * 64 + k]! * B[col * 64 + k]!;
+        if (got[x * (n / 2) + i] !== want) wrong.push(`thread ${x} d${i} (D[${row}][${col}]): ${got[x * (n / 2) + i]}, expected ${want}`);
+      }
+    }
+    t.deepEqual(wrong.slice(0, 8), []);
+    if (process.env['JAXON_CUDA_EMULATOR'] === '1') {
+      t.deepEqual(Array.from(got.subarray(128 * (n / 2))), Array.from({ length: 128 }, (_, x) => cRegs[x * (n / 2)]!), 'accumulators untouched before wgmma.wait_group');
+    }
+  });
+}
+
+(onCuda ? test : test.skip)('mbarrier: phases complete after the expected arrivals, try_wait.parity sees them, cp.async.mbarrier.arrive lands copies first', (t) => {
+  const device = createCudaDevice(0);
+  const src = Float32Array.from({ length: 64 }, (_, i) => i + 0.5);
+  // warp 1 produces (plain stores, then cp.async with an arrive.noinc), warp 0 consumes; 2 rounds on one barrier
+  const source: CudaKernelSource = {
+    name: 'jaxon_test_mbarrier',
+    source: `${PRELUDE}extern "C" __global__ void __launch_bounds__(64) jaxon_test_mbarrier(float *out, const float *src) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  jx_u64 *bar = (jx_u64 *)smem;
+  float *data = (float *)(smem + 128);
+  const int x = threadIdx.x;
+  if (x == 0) {
+    jx_mbarrier_init(bar, 32);
+    out[200] = jx_mbarrier_try_wait(bar, 1) ? 1.0f : 0.0f;  // the phase before the first counts as complete
+    out[201] = jx_mbarrier_try_wait(bar, 0) ? 1.0f : 0.0f;  // the first is not
+  }
+  __syncthreads();
+  if (x >= 32) {
+    data[x - 32] = src[x - 32] * 2.0f;
+    jx_mbarrier_arrive(bar);                         // round 0: 32 plain arrivals
+    jx_mbarrier_wait(bar, 0);                        // round 0 done (round 1 writes elsewhere)
+    jx_cp_async_4(data + 32 + (x - 32), src + 32 + (x - 32), 4);
+    jx_cp_async_mbarrier_arrive(bar);                // round 1: the copies, then the arrival
+  } else {
+    jx_mbarrier_wait(bar, 0);
+    out[x] = data[x];
+    jx_mbarrier_wait(bar, 1);
+    out[32 + x] = data[32 + x];
+  }
+}
+`,
+    grid: [1, 1, 1], block: [64, 1, 1], sharedMemBytes: 1024,
+  };
+  const fn = device.backend.loadKernelsSync([source]).get(source.source)!;
+  const out = device.backend.fromHost(new Uint8Array(4 * 256));
+  const input = device.backend.fromHost(bytesOf(src));
+  native().cudaLaunch(fn, source.grid, source.block, source.sharedMemBytes, [out.handle, input.handle]);
+  const got = Array.from(new Float32Array(device.backend.toHostSync(out).buffer));
+  device.backend.free(out);
+  device.backend.free(input);
+  t.deepEqual(got.slice(0, 32), Array.from(src.subarray(0, 32), (v) => v * 2), 'round 0: the plain stores');
+  t.deepEqual(got.slice(32, 64), Array.from(src.subarray(32, 64)), 'round 1: the copies');
+  t.deepEqual(got.slice(200, 202), [1, 0], 'try_wait.parity on a fresh barrier');
+});

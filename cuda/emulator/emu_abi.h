@@ -12,7 +12,7 @@
 #define JAXON_EMU_ABI_H
 #include <stdint.h>
 
-#define JX_EMU_ABI_VERSION 2
+#define JX_EMU_ABI_VERSION 3
 #define JX_EMU_STACK_SIZE ((uintptr_t)1 << 18) /* 256 KiB, a power of two */
 
 #ifdef __cplusplus
@@ -32,6 +32,16 @@ typedef struct {
 
 #define JX_EMU_MAX_ASYNC_COPIES 96
 
+/* One wgmma.mma_async a thread issued: performed (its shared memory read, its accumulators written) when its commit
+   group is waited for (wgmma.wait_group), so a kernel that reuses a stage before waiting reads the new data here. */
+typedef struct {
+  float *d;
+  unsigned long long desc_a, desc_b, group;
+  int kind, n, scale_d, pad;
+} jx_emu_wgmma_op;
+
+#define JX_EMU_MAX_WGMMA_OPS 8
+
 typedef struct jx_emu_thread {
   jx_emu_dim3 thread_idx, block_idx, block_dim, grid_dim;
   unsigned linear;       /* thread index within the block */
@@ -42,6 +52,10 @@ typedef struct jx_emu_thread {
   unsigned async_count;
   unsigned long long async_groups;
   jx_emu_async_copy async_copies[JX_EMU_MAX_ASYNC_COPIES];
+  /* wgmma state, zeroed when the thread starts: queued operations, and commit groups closed so far */
+  unsigned wgmma_count;
+  unsigned long long wgmma_groups;
+  jx_emu_wgmma_op wgmma_ops[JX_EMU_MAX_WGMMA_OPS];
 } jx_emu_thread;
 
 typedef struct {
@@ -55,6 +69,8 @@ typedef struct {
   /* lets the block's other threads run (a spin-wait on an mbarrier); fails the launch when every thread of the
      block has only been yielding for a long time (nobody can complete what they wait for) */
   void (*yield)(jx_emu_thread *self);
+  /* something happened a spinning thread may be waiting for (an mbarrier arrival): the livelock count restarts */
+  void (*progress)(jx_emu_thread *self);
 } jx_emu_api;
 
 typedef struct {

@@ -254,14 +254,16 @@ void api_trap(jx_emu_thread *self, const char *message) {
 void api_yield(jx_emu_thread *self) {
   BlockState *b = static_cast<BlockState *>(self->block);
   Worker *w = b->worker;
-  // every live thread yielding a million times over without anyone arriving anywhere: nothing will change
-  if (++b->idle_yields > 1000000ull * b->live) {
+  // every live thread yielding ten thousand times over without anyone arriving anywhere: nothing will change
+  if (++b->idle_yields > 10000ull * b->live) {
     fail_block(w, "livelock: every thread of the block spins (an mbarrier wait) and none arrives anywhere, so none can go on");
   }
   jx_emu_switch(&w->fibers[self->linear], &w->scheduler);  // stays Ready: the scheduler runs the others first
 }
 
-const jx_emu_api the_api = {JX_EMU_ABI_VERSION, api_syncthreads, api_warp_exchange, api_trap, api_yield};
+void api_progress(jx_emu_thread *self) { static_cast<BlockState *>(self->block)->idle_yields = 0; }
+
+const jx_emu_api the_api = {JX_EMU_ABI_VERSION, api_syncthreads, api_warp_exchange, api_trap, api_yield, api_progress};
 
 // ---- running a block ----
 
@@ -346,6 +348,8 @@ void run_block(Worker *w, Launch &launch, unsigned long long index) {
     t->block = &b;
     t->async_count = 0;
     t->async_groups = 0;
+    t->wgmma_count = 0;
+    t->wgmma_groups = 0;
     w->state[i] = Ready;
     w->stacks.prepare(i, &w->fibers[i], fiber_main, w);
   }

@@ -14,7 +14,13 @@
 // it may on a GPU. Tensor-core sums: the products of bf16, f16 and tf32
 // operands are exact in float, and are added to the accumulator one by one in
 // k order with float rounding (the hardware adds a whole k-slice with its own
-// internal rounding, so last bits may differ from a GPU's).
+// internal rounding, so last bits may differ from a GPU's). Hopper's
+// wgmma.mma_async reads its operands from shared memory through matrix
+// descriptors (start address, leading and stride byte offsets, swizzle mode,
+// as the PTX ISA encodes them) and is performed at the wgmma.wait_group that
+// covers it, per thread, so a stage reused before the wait is caught;
+// mbarriers keep their phase, pending arrivals and transaction count in their
+// 8 bytes of shared memory, and a thread waiting on one yields to the others.
 #ifndef JAXON_EMU_TENSOR_H
 #define JAXON_EMU_TENSOR_H
 
@@ -222,6 +228,140 @@ static inline void jx_emu_cp_async_wait(unsigned n) {
 static inline void jx_emu_cp_async_wait_all() {
   jx_emu_cp_async_commit();
   jx_emu_cp_async_wait(0);
+}
+
+
+// ---- shared-memory addresses (as cvta.to.shared gives them: the dynamic shared memory starts at 0) ----
+
+static inline unsigned jx_emu_smem_addr(const void *p) {
+  jx_emu_thread *self = jx_emu_self();
+  const unsigned char *base = (const unsigned char *)self->dynamic_shared, *q = (const unsigned char *)p;
+  if (!base || q < base || q >= base + (1u << 18)) {
+    char message[200];
+    snprintf(message, sizeof message, "a shared-memory address for a descriptor or mbarrier (%p) is not in the block's dynamic shared memory (the emulation places only that in the shared window)", p);
+    jx_emu_fail(message);
+  }
+  return (unsigned)(q - base);
+}
+static inline unsigned char *jx_emu_smem_ptr(unsigned addr) { return (unsigned char *)jx_emu_self()->dynamic_shared + addr; }
+
+// ---- mbarrier: [0, 11) expected arrivals, [11, 22) pending arrivals, [22, 43) transaction bytes (signed), 63 phase ----
+
+static inline void jx_emu_mbarrier_check(const void *bar) {
+  if ((uintptr_t)bar % 8) jx_emu_fail("mbarrier: the object is not 8-byte aligned");
+}
+static inline unsigned long long jx_emu_mbar_pack(unsigned expected, unsigned pending, long long tx, unsigned phase) {
+  return (unsigned long long)expected | ((unsigned long long)pending << 11) | (((unsigned long long)tx & 0x1fffffull) << 22) | ((unsigned long long)phase << 63);
+}
+static inline void jx_emu_mbarrier_init(unsigned long long *bar, unsigned count) {
+  jx_emu_mbarrier_check(bar);
+  if (count < 1 || count > 2047) jx_emu_fail("mbarrier.init: the emulation takes 1 to 2047 expected arrivals");
+  *bar = jx_emu_mbar_pack(count, count, 0, 0);
+}
+/** `arrivals` arrive-on operations and `tx` more expected transaction bytes; the phase completes when both reach 0. */
+static inline unsigned long long jx_emu_mbarrier_update(unsigned long long *bar, unsigned arrivals, long long tx) {
+  jx_emu_mbarrier_check(bar);
+  unsigned long long v = *bar;
+  unsigned expected = v & 0x7ff, pending = (v >> 11) & 0x7ff, phase = (unsigned)(v >> 63);
+  long long count = (long long)((v >> 22) & 0x1fffff);
+  if (count & 0x100000) count -= 0x200000;
+  if (expected == 0) jx_emu_fail("mbarrier: arrive on an object that mbarrier.init never set up");
+  if (arrivals > pending) jx_emu_fail("mbarrier: more arrivals than the current phase expects");
+  pending -= arrivals;
+  count += tx;
+  jx_emu_api_table->progress(jx_emu_self());
+  const unsigned long long state = (unsigned long long)phase;
+  if (pending == 0 && count == 0) {
+    pending = expected;
+    phase ^= 1;
+  }
+  *bar = jx_emu_mbar_pack(expected, pending, count, phase);
+  return state;
+}
+static inline bool jx_emu_mbarrier_try_wait_parity(unsigned long long *bar, unsigned parity) {
+  jx_emu_mbarrier_check(bar);
+  return (unsigned)(*bar >> 63) != (parity & 1);
+}
+/** Spins (yielding to the block's other threads) until the phase of this parity has completed. */
+static inline void jx_emu_mbarrier_wait_parity(unsigned long long *bar, unsigned parity) {
+  while (!jx_emu_mbarrier_try_wait_parity(bar, parity)) jx_emu_api_table->yield(jx_emu_self());
+}
+/** cp.async.mbarrier.arrive.noinc: the thread's copies so far complete, then they count as one arrival. */
+static inline void jx_emu_cp_async_mbarrier_arrive(unsigned long long *bar) {
+  jx_emu_thread *self = jx_emu_self();
+  jx_emu_async_complete_before(self, ~0ull);
+  jx_emu_mbarrier_update(bar, 1, 0);
+}
+
+// ---- wgmma ----
+
+/**
+ * Byte address in shared memory of element (row, k) of a K-major operand (rows are M for A, N for B) that a wgmma
+ * matrix descriptor describes: bits 0-13 start address >> 4, 16-29 leading byte offset >> 4, 32-45 stride byte offset
+ * >> 4, 62-63 swizzle (0 none, 1 128B, 2 64B, 3 32B). Swizzled: rows of the swizzle width, 8-row groups SBO apart,
+ * the 16-byte chunk XORed with the row within its group (address bits 4.. ^= bits 7..); without swizzle: 8x16-byte
+ * core matrices, LBO apart along K and SBO apart along the rows.
+ */
+static inline unsigned jx_emu_wgmma_address(unsigned long long desc, int row, int kbyte) {
+  const unsigned start = (unsigned)(desc & 0x3fff) << 4, lbo = (unsigned)((desc >> 16) & 0x3fff) << 4, sbo = (unsigned)((desc >> 32) & 0x3fff) << 4;
+  const unsigned mode = (unsigned)(desc >> 62);
+  if (mode == 0) return start + (unsigned)(row / 8) * sbo + (unsigned)(kbyte / 16) * lbo + (unsigned)(row % 8) * 16 + (unsigned)(kbyte % 16);
+  const unsigned width = mode == 1 ? 128 : mode == 2 ? 64 : 32, bits = mode == 1 ? 7 : mode == 2 ? 3 : 1;
+  const unsigned a = start + (unsigned)(row / 8) * sbo + (unsigned)(row % 8) * width + (unsigned)kbyte;
+  return a ^ (((a >> 7) & bits) << 4);
+}
+
+static inline void jx_emu_wgmma_perform(const jx_emu_wgmma_op &op) {
+  jx_emu_thread *self = jx_emu_self();
+  const unsigned lane = self->lane, w = self->warp % 4, g = lane >> 2, t = lane & 3;
+  const auto value = [&](unsigned long long desc, int row, int k) {
+    const unsigned char *p = jx_emu_smem_ptr(jx_emu_wgmma_address(desc, row, k * 2));
+    unsigned short h;
+    __builtin_memcpy(&h, p, 2);
+    return op.kind == JX_EMU_MMA_BF16 ? jx_emu_bf16_to_float(h) : jx_emu_half_to_float(h);
+  };
+  for (int i = 0; i < op.n / 2; i++) {
+    const int row = (int)(16 * w + g + 8 * ((i & 3) >> 1)), col = 8 * (i / 4) + (int)(2 * t) + (i & 1);
+    float acc = op.scale_d ? op.d[i] : 0.0f;
+    for (int k = 0; k < 16; k++) acc = fmaf(value(op.desc_a, row, k), value(op.desc_b, col, k), acc);
+    op.d[i] = acc;
+  }
+}
+
+/** wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{bf16,f16}: queued with this thread's open commit group. */
+static inline void jx_emu_wgmma(int kind, int n, float *d, unsigned long long desc_a, unsigned long long desc_b, int scale_d) {
+  jx_emu_thread *self = jx_emu_self();
+  struct { unsigned long long a, b; } mine = {desc_a, desc_b};
+  const void *all[32];
+  jx_emu_warp_gather(JX_EMU_WGMMA, n, &mine, all);
+  for (int l = 0; l < 32; l++) {
+    const auto *o = (const decltype(mine) *)all[l];
+    if (o->a != desc_a || o->b != desc_b) {
+      jx_emu_warp_release();
+      jx_emu_fail("wgmma.mma_async: the lanes of a warp give different matrix descriptors");
+    }
+  }
+  jx_emu_warp_release();
+  if (self->wgmma_count == JX_EMU_MAX_WGMMA_OPS) {
+    jx_emu_wgmma_perform(self->wgmma_ops[0]);
+    for (unsigned i = 1; i < self->wgmma_count; i++) self->wgmma_ops[i - 1] = self->wgmma_ops[i];
+    self->wgmma_count--;
+  }
+  self->wgmma_ops[self->wgmma_count++] = {d, desc_a, desc_b, self->wgmma_groups, kind, n, scale_d, 0};
+}
+static inline void jx_emu_wgmma_commit() { jx_emu_self()->wgmma_groups++; }
+/** wgmma.wait_group n: every wgmma of all but the n most recent commit groups is done (performed here, in order). */
+static inline void jx_emu_wgmma_wait(unsigned n) {
+  jx_emu_thread *self = jx_emu_self();
+  if (self->wgmma_groups <= n) return;
+  const unsigned long long before = self->wgmma_groups - n;
+  unsigned kept = 0;
+  for (unsigned i = 0; i < self->wgmma_count; i++) {
+    const jx_emu_wgmma_op op = self->wgmma_ops[i];
+    if (op.group < before) jx_emu_wgmma_perform(op);
+    else self->wgmma_ops[kept++] = op;
+  }
+  self->wgmma_count = kept;
 }
 
 #endif
