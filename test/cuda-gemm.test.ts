@@ -97,6 +97,45 @@ for (const kind of ['float32', 'float32-highest', 'bfloat16', 'float16'] as cons
   });
 }
 
+(onCuda ? test : test.skip)('JAXON_GEMM=wgmma: Hopper\'s warp-specialized wgmma kernel on odd shapes in every layout, batched, with an epilogue', (t) => {
+  const saved = process.env['JAXON_GEMM'];
+  process.env['JAXON_GEMM'] = 'wgmma';
+  try {
+    const paths = new Set<string>();
+    for (const kind of ['bfloat16', 'float16'] as const) {
+      [...SHAPES, [130, 300, 150] as [number, number, number]].forEach(([M, K, N], s) => {
+        const layout = LAYOUTS[(s + (kind === 'float16' ? 1 : 0)) % LAYOUTS.length]!;
+        const a = operand(layout[0] === 'T' ? [K, M] : [M, K], 7 * s + 3, kind);
+        const b = operand(layout[1] === 'T' ? [N, K] : [K, N], 7 * s + 4, kind);
+        const product = (x: jax.Array, y: jax.Array) => lax.dotGeneral(x, y, [[[layout[0] === 'T' ? 0 : 1], [layout[1] === 'T' ? 1 : 0]], [[], []]]);
+        for (const line of strategies(product, [a, b])) paths.add(line.split('\n')[0]!.replace(/^.*?: /, ''));
+        t.is(compare(product, [a, b], product, kind, K), null, `${kind} [${M},${K}] x [${K},${N}] ${layout}`);
+      });
+    }
+    const all = [...paths].join('\n');
+    t.regex(all, /Hopper GEMM \(wgmma bfloat16, m64n128k16\)/);
+    t.regex(all, /Hopper GEMM \(wgmma float16, m64n64k16\)/);
+    t.regex(all, /lhs k-contiguous rows by cp\.async, rhs k-contiguous rows by cp\.async/, 'both operands by cp.async somewhere');
+    t.regex(all, /element by element into K-major tiles/);
+    // batched (a persistent block walks several batch elements) with a fused epilogue
+    const x = operand([3, 70, 96], 5, 'bfloat16'), w = operand([3, 96, 40], 6, 'bfloat16'), bias = operand([40], 7, 'bfloat16');
+    const layer = (xx: jax.Array, ww: jax.Array, bb: jax.Array) => jnp.tanh(jnp.add(jnp.matmul(xx, ww), bb));
+    t.regex(strategies(layer, [x, w, bias]).join('\n'), /Hopper GEMM .*fused epilogue/);
+    t.is(compare(layer, [x, w, bias], (xx, ww) => jnp.matmul(xx, ww), 'bfloat16', 96), null, 'batched tanh(x @ w + b)');
+    // more tiles (batch elements) than the 132 persistent blocks: some blocks take two
+    const many = [operand([140, 9, 20], 8, 'bfloat16'), operand([140, 20, 5], 9, 'bfloat16')];
+    const batched = (p: jax.Array, q: jax.Array) => jnp.matmul(p, q);
+    t.regex(strategies(batched, many).join('\n'), /persistent over 140 tiles/);
+    t.is(compare(batched, many, batched, 'bfloat16', 20), null, '140 batch elements on 132 blocks');
+    // float32 stays on mma.sync, and says why
+    t.regex(strategies((p: jax.Array, q: jax.Array) => jnp.matmul(p, q), [operand([8, 8], 1, 'float32'), operand([8, 8], 2, 'float32')]).join('\n'), /JAXON_GEMM=wgmma, but the wgmma kernel takes bfloat16 and float16/);
+    t.log(all);
+  } finally {
+    if (saved === undefined) delete process.env['JAXON_GEMM'];
+    else process.env['JAXON_GEMM'] = saved;
+  }
+});
+
 (onCuda ? test : test.skip)('a 4097-long K (split over blocks) and a 4097-long M', (t) => {
   const cases: [Kind, number, number, number][] = [['bfloat16', 16, 4097, 24], ['float32', 4097, 16, 8], ['float32-highest', 24, 4097, 8]];
   for (const [kind, M, K, N] of cases) {

@@ -222,6 +222,11 @@ function run(command: string, args: string[]): Promise<{ code: number; output: s
   for (const e of catalogue) {
     const r = render(e);
     if (!unique.has(r.name)) unique.set(r.name, { label: e.label, source: r.source });
+    // 16-bit dots also as Hopper's wgmma kernel (what JAXON_GEMM=wgmma or the autotune picks on sm_90a)
+    if (e.kernel.kind === 'dot' && (e.kernel.inputDtype === 'bfloat16' || e.kernel.inputDtype === 'float16')) {
+      const w = render(e, { gemm: { sm: 90, path: 'wgmma' } });
+      if (!unique.has(w.name)) unique.set(w.name, { label: `${e.label} (wgmma)`, source: w.source });
+    }
   }
   const kernels = [...unique].map(([name, k]) => ({ name, ...k }));
   const jobs = Math.max(2, Math.min(availableParallelism(), 8));

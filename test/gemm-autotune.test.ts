@@ -20,6 +20,7 @@ const { GemmTuningStore, autotune, gemmAutotuneHooks, gemmShapeClass } = await i
 const { gemmCandidates, gemmTiling } = await import('../lib/compiler/render/cuda-decisions.js');
 const { renderCuda } = await import('../lib/compiler/render/cuda.js');
 type GemmTiling = import('../lib/compiler/render/cuda-decisions.js').GemmTiling;
+type GemmCandidate = import('../lib/runtime/gemm-autotune.js').GemmCandidate;
 type DotKernel = import('../lib/compiler/kernel-ir.js').DotKernel;
 type JaxArray = import('../lib/index.js').Array;
 
@@ -30,7 +31,8 @@ test.after.always(() => fs.rmSync(cacheDir, { recursive: true, force: true }));
 const bf16: DotKernel = { kind: 'dot', inputDtype: 'bfloat16', outputDtype: 'bfloat16' };
 /** params of a row-major [M, K] x [K, N] product */
 const params = (M: number, K: number, N: number) => [1, M, N, K, M * K, K, 1, K * N, N, 1];
-const name = (t: GemmTiling) => `${t.blockM}x${t.blockN}/${t.splitK}`;
+const name = (c: GemmCandidate) => (c.path === 'wgmma' ? 'wgmma' : `${c.tiling.blockM}x${c.tiling.blockN}/${c.tiling.splitK}`);
+const mma = (tiling: GemmTiling): GemmCandidate => ({ path: 'mma', tiling });
 
 test('the autotune takes the fastest candidate that agrees with the reference kernel; a wrong one never wins', (t) => {
   const cls = gemmShapeClass(bf16, params(2048, 1024, 2048), [16, 16, 16], 90)!;
@@ -39,16 +41,22 @@ test('the autotune takes the fastest candidate that agrees with the reference ke
   t.true(candidates.length >= 4);
   const heuristic = gemmTiling(cls.facts).choice;
   const tried: string[] = [];
-  // the second candidate is wrong and fastest; the third is the fastest correct one
-  const order = [heuristic, ...candidates.filter((c) => name(c) !== name(heuristic))];
+  // the second candidate is wrong and fastest; the third is the fastest correct one (wgmma, on sm_90, slower)
+  const order = [heuristic, ...candidates.filter((c) => name(mma(c)) !== name(mma(heuristic)))].map(mma);
   const runner = {
-    check: (tiling: GemmTiling) => (tried.push(name(tiling)), name(tiling) !== name(order[1]!)),
-    time: (tiling: GemmTiling) => (name(tiling) === name(order[1]!) ? 0.1 : name(tiling) === name(order[2]!) ? 0.5 : 1 + tiling.blockM / 1000),
+    check: (c: GemmCandidate) => (tried.push(name(c)), name(c) !== name(order[1]!)),
+    time: (c: GemmCandidate) => (name(c) === name(order[1]!) ? 0.1 : name(c) === name(order[2]!) ? 0.5 : c.path === 'wgmma' ? 0.7 : 1 + c.tiling.blockM / 1000),
   };
   const tuning = autotune(cls, runner);
-  t.deepEqual(tried, order.slice(0, 4).map(name), 'the heuristic first, then the next candidates');
-  t.deepEqual(tuning.tiling, order[2]);
-  t.regex(tuning.why, /^autotuned over 4 candidates: .* wrong, .* 0\.500 ms/);
+  t.deepEqual(tried, [...order.slice(0, 4).map(name), 'wgmma'], 'the heuristic first, then the next candidates, then wgmma (sm_90, bf16)');
+  t.deepEqual(tuning.tiling, order[2]!.tiling);
+  t.is(tuning.path, undefined, 'an mma.sync tiling');
+  t.regex(tuning.why, /^autotuned over 5 candidates: .* wrong, .* 0\.500 ms, .*wgmma 0\.700 ms$/);
+  const hopper = autotune(cls, { check: () => true, time: (c) => (c.path === 'wgmma' ? 0.2 : 1) });
+  t.is(hopper.path, 'wgmma', 'wgmma measured faster wins');
+  const header = renderCuda(bf16, params(2048, 1024, 2048), { gemm: { sm: 90, tuned: hopper } }).source.split('\n').find((l) => l.startsWith('// decision gemm path'))!;
+  t.regex(header, /^\/\/ decision gemm path: wgmma \(Hopper's warpgroup MMA, bfloat16, f32 accumulation: autotuned over 5 candidates: /);
+  t.false(autotune(gemmShapeClass(bf16, params(2048, 1024, 2048), [16, 16, 16], 80)!, { check: () => true, time: () => 1 }).why.includes('wgmma'), 'no wgmma candidate on sm_80');
   const none = autotune(cls, { check: () => false, time: () => 1 });
   t.deepEqual(none.tiling, heuristic, 'no correct candidate: the heuristic');
   t.regex(none.why, /no candidate agreed with the reference kernel/);
@@ -70,14 +78,15 @@ test('tunings persist in the kernel cache folder, per device identity, and name 
   const [M, K, N] = [100, 64, 90];
   const operand = (shape: number[], seed: number) => jax.random.uniform(jax.random.key(seed), shape, { minval: -1, maxval: 1 }).astype('bfloat16');
   const x = operand([M, K], 1), y = operand([K, N], 2);
-  const timed: GemmTiling[] = [];
-  // the smallest block tile is "fastest"
-  gemmAutotuneHooks.timer = (tiling) => (timed.push(tiling), tiling.blockM * tiling.blockN);
+  const timed: GemmCandidate[] = [];
+  // the smallest mma.sync block tile is "fastest"; wgmma, timed last, slower
+  gemmAutotuneHooks.timer = (c) => (timed.push(c), c.path === 'wgmma' ? 1e9 : c.tiling.blockM * c.tiling.blockN);
   try {
     const f = jax.jit((a: JaxArray, b: JaxArray) => jnp.matmul(a, b));
     const got = f(x, y).astype('float32').dataSync();
     t.true(timed.length >= 2, `candidates timed: ${timed.map(name).join(', ')}`);
-    const smallest = [...timed].sort((a, b) => a.blockM * a.blockN - b.blockM * b.blockN)[0]!;
+    t.is(timed[timed.length - 1]!.path, 'wgmma', 'the wgmma kernel was compiled, checked on the device and timed too');
+    const smallest = timed.filter((c) => c.path === 'mma').map((c) => c.tiling).sort((a, b) => a.blockM * a.blockN - b.blockM * b.blockN)[0]!;
     const header = f.lower(x, y).compile().kernels().find((k) => k.name.startsWith('dot'))!.source.split('\n').find((l) => l.startsWith('// decision gemm tiling'))!;
     t.true(header.startsWith(`// decision gemm tiling: ${smallest.blockM}x${smallest.blockN}x${smallest.blockK} block tiles`) && header.includes(`(autotuned over ${timed.length} candidates: `), header);
     const files = fs.readdirSync(cacheDir).filter((f) => /^gemm-tuning-[0-9a-f]{12}\.json$/.test(f));

@@ -3,6 +3,7 @@
 import test from 'ava';
 import {
   type GemmFacts, dotTiling, elementwiseVectorWidth, gemmCandidates, gemmPath, gemmTiling, gridStrideLaunch, reductionStrategy, transposeTiling,
+  wgmmaTiling,
 } from '../lib/compiler/render/cuda-decisions.js';
 import { renderCuda } from '../lib/compiler/render/cuda.js';
 import type { Kernel } from '../lib/compiler/kernel-ir.js';
@@ -76,6 +77,15 @@ test('gemm path: tensor cores for float32 / bfloat16 / float16 on sm_80+, the SI
   t.like(gemmPath(gemmFacts({ sm: 75 })), { choice: 'simt', why: 'sm_75 has no bf16/tf32 mma.sync (sm_80 and later)' });
   t.like(gemmPath(gemmFacts({ forced: 'simt' })), { choice: 'simt', why: 'JAXON_GEMM=simt' });
   t.like(gemmPath(gemmFacts({ forced: 'mma', inputDtype: 'int8', outputDtype: 'int32' })), { choice: 'simt' }, 'integers never go to tensor cores');
+  t.like(gemmPath(gemmFacts({ forced: 'wgmma' })), { choice: 'wgmma', why: "JAXON_GEMM=wgmma: Hopper's warpgroup MMA, bfloat16, f32 accumulation" });
+  t.like(gemmPath(gemmFacts({ forced: 'wgmma', sm: 80 })), { choice: 'mma', why: 'JAXON_GEMM=wgmma, but wgmma needs sm_90a, this is sm_80: mma.sync, bfloat16, f32 accumulation' });
+  t.regex(gemmPath(gemmFacts({ forced: 'wgmma', inputDtype: 'float32', outputDtype: 'float32' })).why, /the wgmma kernel takes bfloat16 and float16/);
+});
+
+test('wgmma tiling: 128-row tiles, blockN 64 where N fits it, 2 to 4 stages of 64-deep k steps', (t) => {
+  t.deepEqual(wgmmaTiling({ N: 4096, K: 4096 }).choice, { blockN: 128, stages: 4 });
+  t.deepEqual(wgmmaTiling({ N: 40, K: 100 }).choice, { blockN: 64, stages: 2 });
+  t.is(wgmmaTiling({ N: 40, K: 100 }).why, 'N = 40 fits 64; K = 100: 2 k steps');
 });
 
 test('gemm tiling: the largest block tile that fills the SMs, 64x64 and split-K for skinny shapes, 64-byte k steps, 2-4 stages', (t) => {

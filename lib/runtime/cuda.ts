@@ -22,6 +22,7 @@ import { kernelJson } from '../compiler/kernel-ir.js';
 import { type CudaKernelSource, bufferCount, renderCuda } from '../compiler/render/cuda.js';
 import type { Kernel } from '../compiler/kernel-ir.js';
 import type { GemmTarget } from '../compiler/render/cuda-dot.js';
+import { forcedGemmPath } from '../compiler/render/cuda-decisions.js';
 import { type GemmTuningStore, type TuningDevice, gemmTargetFor, gemmTuningStore } from './gemm-autotune.js';
 import { itemsize } from '../core/dtype.js';
 import { DeviceLostError, ResourceExhaustedError, show, ValueError } from '../core/errors.js';
@@ -132,7 +133,7 @@ function renderPlan(plan: Plan, backend: CudaBackend): { source: CudaKernelSourc
 }
 
 function render(kernel: Plan['launches'][number]['kernel'], params: readonly number[], backend: CudaBackend): CudaKernelSource {
-  const key = `${kernelJson(kernel)}|${params.join(',')}|${kernel.kind === 'dot' ? backend.target.arch : ''}`;
+  const key = `${kernelJson(kernel)}|${params.join(',')}|${kernel.kind === 'dot' ? `${backend.target.arch}|${forcedGemmPath() ?? ''}` : ''}`;
   let rendered = renderedKernels.get(key);
   if (!rendered) {
     // eager buffers come from the allocator: 16-byte aligned at least

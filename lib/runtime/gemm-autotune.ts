@@ -30,20 +30,27 @@ export interface GemmShapeClass {
   facts: GemmFacts;
 }
 
-/** The tiling chosen for a shape class, and why (measured times). */
+/** The kernel chosen for a shape class, and why (measured times). For 'wgmma' the tiling is the mma.sync fallback's. */
 export interface GemmTuning {
+  path?: 'mma' | 'wgmma';
   tiling: GemmTiling;
   why: string;
 }
 
+/** A kernel the autotune tries: an mma.sync tiling, or Hopper's wgmma kernel (whose tiling follows the sizes). */
+export interface GemmCandidate {
+  path: 'mma' | 'wgmma';
+  tiling: GemmTiling;
+}
+
 /** How candidates are tried: `check` runs one against the reference kernel, `time` gives ms per launch. */
 export interface CandidateRunner {
-  check(tiling: GemmTiling): boolean;
-  time(tiling: GemmTiling): number;
+  check(candidate: GemmCandidate): boolean;
+  time(candidate: GemmCandidate): number;
 }
 
 /** For tests: a timer that replaces CUDA events and lets the autotune run on the emulated GPU. */
-export const gemmAutotuneHooks: { timer: ((tiling: GemmTiling) => number) | null } = { timer: null };
+export const gemmAutotuneHooks: { timer: ((candidate: GemmCandidate) => number) | null } = { timer: null };
 
 const bucket = (n: number) => (n <= 1 ? 1 : 2 ** Math.ceil(Math.log2(n)));
 
@@ -63,24 +70,28 @@ export function gemmShapeClass(kernel: DotKernel, params: readonly number[], ali
   return { key, facts };
 }
 
-const describe = (t: GemmTiling) => `${t.blockM}x${t.blockN}${t.splitK > 1 ? `/${t.splitK}` : ''}`;
+const describe = (c: GemmCandidate) => (c.path === 'wgmma' ? 'wgmma' : `${c.tiling.blockM}x${c.tiling.blockN}${c.tiling.splitK > 1 ? `/${c.tiling.splitK}` : ''}`);
 
 /**
- * Tries the heuristic's tiling and the next `count - 1` candidates: each must agree with the reference kernel; the
- * fastest correct one wins (the heuristic's when none is correct, which a GPU should never see).
+ * Tries the heuristic's tiling and the next `count - 1` mma.sync candidates, and on sm_90a Hopper's wgmma kernel for
+ * 16-bit operands: each must agree with the reference kernel; the fastest correct one wins (the heuristic's when none
+ * is correct, which a GPU should never see).
  */
 export function autotune(cls: GemmShapeClass, runner: CandidateRunner, count = 4): GemmTuning {
   const heuristic = gemmTiling(cls.facts).choice;
   const same = (a: GemmTiling, b: GemmTiling) => JSON.stringify(a) === JSON.stringify(b);
-  const candidates = [heuristic, ...gemmCandidates(cls.facts).filter((c) => !same(c, heuristic))].slice(0, count);
-  const results = candidates.map((tiling) => {
-    const correct = runner.check(tiling);
-    return { tiling, correct, ms: correct ? runner.time(tiling) : Infinity };
+  const tilings = [heuristic, ...gemmCandidates(cls.facts).filter((c) => !same(c, heuristic))].slice(0, count);
+  const candidates: GemmCandidate[] = tilings.map((tiling) => ({ path: 'mma', tiling }));
+  if (cls.facts.sm === 90 && cls.facts.inputDtype !== 'float32') candidates.push({ path: 'wgmma', tiling: heuristic });
+  const results = candidates.map((candidate) => {
+    const correct = runner.check(candidate);
+    return { candidate, correct, ms: correct ? runner.time(candidate) : Infinity };
   });
   const best = results.filter((r) => r.correct).sort((a, b) => a.ms - b.ms)[0];
-  const tried = results.map((r) => `${describe(r.tiling)} ${r.correct ? `${r.ms.toPrecision(3)} ms` : 'wrong'}`).join(', ');
+  const tried = results.map((r) => `${describe(r.candidate)} ${r.correct ? `${r.ms.toPrecision(3)} ms` : 'wrong'}`).join(', ');
   if (!best) return { tiling: heuristic, why: `autotune: no candidate agreed with the reference kernel (${tried}); the heuristic's` };
-  return { tiling: best.tiling, why: `autotuned over ${results.length} candidates: ${tried}` };
+  const why = `autotuned over ${results.length} candidates: ${tried}`;
+  return best.candidate.path === 'wgmma' ? { path: 'wgmma', tiling: heuristic, why } : { tiling: best.candidate.tiling, why };
 }
 
 /** Tunings by shape class, persisted as JSON in the kernel cache folder (rewritten atomically on each new entry). */
@@ -158,10 +169,10 @@ export function deviceRunner(device: TuningDevice, kernel: DotKernel, params: re
   const render = (gemm: GemmTarget) => renderCuda(kernel, params, { alignments: [...alignments], gemm });
   let reference: { buffers: { handle: unknown }[]; outputs: Float32Array[] } | undefined;
   const sources = new Map<string, CudaKernelSource>();
-  const sourceOf = (tiling: GemmTiling) => {
-    const key = JSON.stringify(tiling);
+  const sourceOf = (candidate: GemmCandidate) => {
+    const key = JSON.stringify(candidate);
     let s = sources.get(key);
-    if (!s) sources.set(key, (s = render({ sm, path: 'mma', tuned: { tiling, why: 'an autotune candidate' } })));
+    if (!s) sources.set(key, (s = render({ sm, path: candidate.path, tuned: { tiling: candidate.tiling, why: 'an autotune candidate' } })));
     return s;
   };
   const readOutputs = (buffers: { handle: unknown }[]) => outputs.map((dtype, j) => toFloats(device.toHostSync(buffers[j]!), dtype));
@@ -176,9 +187,9 @@ export function deviceRunner(device: TuningDevice, kernel: DotKernel, params: re
     return reference;
   };
   return {
-    check(tiling) {
+    check(candidate) {
       const ref = prepare();
-      const source = sourceOf(tiling);
+      const source = sourceOf(candidate);
       const outs = outputs.map((dtype) => device.fromHost(new Uint8Array(p.B * p.M * p.N * itemsize(dtype)).fill(0xab)));
       try {
         device.launch(device.loadKernelsSync([source]).get(source.source), source, [...outs, ...ref.buffers.slice(outputs.length)]);
@@ -189,11 +200,11 @@ export function deviceRunner(device: TuningDevice, kernel: DotKernel, params: re
         for (const o of outs) device.free(o);
       }
     },
-    time(tiling) {
+    time(candidate) {
       const ref = prepare();
-      const source = sourceOf(tiling);
+      const source = sourceOf(candidate);
       const timer = gemmAutotuneHooks.timer;
-      if (timer) return timer(tiling);
+      if (timer) return timer(candidate);
       return device.time(device.loadKernelsSync([source]).get(source.source), source, ref.buffers);
     },
   };

@@ -22,9 +22,10 @@ export function decisionComment(d: Decision<unknown>): string {
 function describeChoice(choice: unknown): string {
   if (choice === null) return 'none';
   if (typeof choice !== 'object') return String(choice);
-  const c = choice as ReductionStrategy | DotTiling | TransposeTiling | GridStrideLaunch | GemmTiling;
+  const c = choice as ReductionStrategy | DotTiling | TransposeTiling | GridStrideLaunch | GemmTiling | WgmmaTiling;
   if ('kind' in c) return describeStrategy(c);
-  if ('stages' in c) return describeGemmTiling(c);
+  if ('blockM' in c) return describeGemmTiling(c);
+  if ('blockN' in c) return `128x${c.blockN}x64 block tiles, 1 producer and 2 consumer warpgroups (m64n${c.blockN}k16), ${c.stages} stages, persistent`;
   if ('tileM' in c) return `${c.tileM}x${c.tileN} output tiles, ${c.tileK}-deep k steps, ${c.threads} threads`;
   if ('axis' in c) return `32x32 tiles of axes ${c.axis} and innermost, input(s) ${c.inputs.join(', ')}`;
   return `grid ${c.grid} x block ${c.block}`;
@@ -108,8 +109,9 @@ const TENSOR_CORE_DTYPES: readonly DType[] = ['float32', 'bfloat16', 'float16'];
  * Tensor cores (mma.sync, sm_80 and later) for float32, bfloat16 and float16 operands with a float32, bfloat16 or
  * float16 result, f32 accumulation; float32 operands as tf32 (JAX's default on a GPU) or, at Precision.HIGHEST,
  * split into two tf32 parts (3xTF32: float32 accuracy). Integers (exact wrapping sums), float64 and a float64
- * result (double accumulation) stay on the SIMT kernel, as does everything when JAXON_GEMM=simt. The wgmma path is
- * not built yet (issue 17, item 3): JAXON_GEMM=wgmma gets mma.sync, and says so.
+ * result (double accumulation) stay on the SIMT kernel, as does everything when JAXON_GEMM=simt. Hopper's wgmma
+ * kernel (cuda-wgmma.ts: bfloat16 and float16 on sm_90a) runs where JAXON_GEMM=wgmma asks for it or the autotune
+ * measured it faster; the heuristic alone keeps mma.sync until a GPU has measured both.
  */
 export function gemmPath(f: GemmFacts): Decision<GemmPath> {
   const name = 'gemm path';
@@ -120,7 +122,11 @@ export function gemmPath(f: GemmFacts): Decision<GemmPath> {
   if (f.forced === 'simt') return { name, choice: 'simt', why: 'JAXON_GEMM=simt' };
   if (f.sm < 80) return { name, choice: 'simt', why: `sm_${f.sm} has no bf16/tf32 mma.sync (sm_80 and later)` };
   const operands = f.inputDtype === 'float32' ? (f.highest ? 'float32 as 3xTF32 (Precision.HIGHEST)' : 'float32 as tf32 (default precision)') : f.inputDtype;
-  if (f.forced === 'wgmma') return { name, choice: 'mma', why: `JAXON_GEMM=wgmma, but the wgmma path is not built yet: mma.sync, ${operands}, f32 accumulation` };
+  if (f.forced === 'wgmma') {
+    if (f.sm === 90 && f.inputDtype !== 'float32') return { name, choice: 'wgmma', why: `JAXON_GEMM=wgmma: Hopper's warpgroup MMA, ${operands}, f32 accumulation` };
+    const instead = f.sm !== 90 ? `wgmma needs sm_90a, this is sm_${f.sm}` : 'the wgmma kernel takes bfloat16 and float16 (no tf32 yet)';
+    return { name, choice: 'mma', why: `JAXON_GEMM=wgmma, but ${instead}: mma.sync, ${operands}, f32 accumulation` };
+  }
   return { name, choice: 'mma', why: `tensor cores: mma.sync, ${operands}, f32 accumulation${f.forced === 'mma' ? ' (JAXON_GEMM=mma)' : ''}` };
 }
 
@@ -182,6 +188,19 @@ export function gemmTiling(f: GemmFacts): Decision<GemmTiling> {
     ? `${tiles(choice)} tiles fill ${SM_COUNT} SMs`
     : `${tiles(choice)} tile(s) cannot fill ${SM_COUNT} SMs${choice.splitK > 1 ? `: K = ${f.K} split over ${choice.splitK} blocks` : ''}`;
   return { name: 'gemm tiling', choice, why };
+}
+
+/** The wgmma kernel's shape (cuda-wgmma.ts): 128-row block tiles, blockN = one wgmma's N, pipeline stages. */
+export interface WgmmaTiling {
+  blockN: 64 | 128;
+  stages: number;
+}
+
+/** blockN 64 where N fits it (less idle work), else 128; 2 to 4 stages of 64-deep k steps (32 KiB each at 128). */
+export function wgmmaTiling(f: { N: number; K: number }): Decision<WgmmaTiling> {
+  const blockN = f.N <= 64 ? 64 : 128;
+  const stages = Math.max(2, Math.min(4, Math.ceil(f.K / 64)));
+  return { name: 'wgmma tiling', choice: { blockN, stages }, why: `N = ${f.N}${blockN === 64 ? ' fits 64' : ''}; K = ${f.K}: ${Math.ceil(f.K / 64)} k steps` };
 }
 
 function describeGemmTiling(t: GemmTiling): string {

@@ -15,8 +15,9 @@ import type { DotKernel } from '../kernel-ir.js';
 import { type BufferArg, type RenderedKernel, dotStrides, indent, indexType, int, viewReach } from './cuda-common.js';
 import { CUDA_DIALECT, CUDA_TYPES, ExprRenderer } from './expr.js';
 import { ParamReader } from './cuda-params.js';
-import { type GemmPath, type GemmTiling, dotTiling, forcedGemmPath, gemmPath, gemmTiling } from './cuda-decisions.js';
+import { type GemmPath, type GemmTiling, dotTiling, forcedGemmPath, gemmPath, gemmTiling, wgmmaTiling } from './cuda-decisions.js';
 import { gemm } from './cuda-gemm.js';
+import { wgmma } from './cuda-wgmma.js';
 
 const { computeType, loadValue, storeValue } = CUDA_TYPES;
 
@@ -26,8 +27,8 @@ export interface GemmTarget {
   sm?: number;
   /** a forced path (default: JAXON_GEMM) */
   path?: GemmPath | null;
-  /** the tiling an autotune chose for this shape class (and why), used instead of the heuristic's */
-  tuned?: { tiling: GemmTiling; why: string } | null;
+  /** what an autotune chose for this shape class (and why), used instead of the heuristic's */
+  tuned?: { path?: 'mma' | 'wgmma'; tiling: GemmTiling; why: string } | null;
 }
 
 /** A dot kernel's params, read in kernel-ir.ts's order. */
@@ -94,8 +95,11 @@ export function dot(k: DotKernel, params: readonly number[], alignments: readonl
     B: p.B, M: p.M, N: p.N, K: p.K, inputDtype: k.inputDtype, outputDtype: k.outputDtype, highest: k.precision === 'highest',
     sm: target.sm ?? 90, forced: target.path === undefined ? forcedGemmPath() : target.path,
   };
-  const path = gemmPath(facts);
+  const path = target.tuned?.path === 'wgmma' && facts.forced === null && facts.sm === 90 && k.inputDtype !== 'float32'
+    ? { name: 'gemm path', choice: 'wgmma' as const, why: `Hopper's warpgroup MMA, ${k.inputDtype}, f32 accumulation: ${target.tuned.why}` }
+    : gemmPath(facts);
   if (path.choice === 'simt') return simtDot(k, p, path);
+  if (path.choice === 'wgmma') return wgmma(k, p, alignments, path, wgmmaTiling(p));
   const tiling = target.tuned ? { name: 'gemm tiling', choice: target.tuned.tiling, why: target.tuned.why } : gemmTiling(facts);
   return gemm(k, p, alignments, path, tiling, name);
 }
