@@ -1,11 +1,11 @@
 /* Tensor-core and asynchronous-copy instructions for the CUDA GEMM kernels
-   (lib/compiler/render/cuda-gemm.ts, cuda-wgmma.ts), sm_80 and later (wgmma and
-   mbarriers: sm_90a): each inline-PTX
-   instruction sits behind one small device function, so that jaxon's emulated
-   GPU (JX_EMULATED, cuda/emulator/jaxon_emu_tensor.h) can run the same kernel
-   with its own versions, which follow the PTX ISA's fragment and shared-memory
-   layouts. Fragments are arrays of 32-bit registers as the PTX ISA numbers
-   them (a0..a3, b0..b1, c0..c3); accumulators are updated in place (d = a b + d).
+   (lib/compiler/render/cuda-gemm.ts: sm_80 and later; cuda-wgmma.ts: wgmma
+   and mbarriers, sm_90a): each inline-PTX instruction sits behind one small
+   device function, so that jaxon's emulated GPU (JX_EMULATED,
+   cuda/emulator/jaxon_emu_tensor.h) can run the same kernel with its own
+   versions, which follow the PTX ISA's fragment and shared-memory layouts.
+   Fragments are arrays of 32-bit registers as the PTX ISA numbers them
+   (a0..a3, b0..b1, c0..c3); accumulators are updated in place (d = a b + d).
    Included after jaxon_cuda.h by the kernels that use it. */
 #ifndef JX_MMA_H
 #define JX_MMA_H
