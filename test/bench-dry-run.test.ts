@@ -93,10 +93,12 @@ test('softmax rows sum to 1 and match a JS softmax', (t) => {
 test('GEMMs match a float64 JS matmul (f32 closely, bf16 within its rounding)', (t) => {
   withOutput('gemm_f32_64', (out, [a, b]) => {
     const want = matmulReference(a!.dataSync(), b!.dataSync(), 64, 64, 64);
+    // a GPU's default precision rounds float32 operands to tf32, as JAX's: relative to sum |a||b|
+    const magnitude = matmulReference(a!.dataSync().map(Math.abs), b!.dataSync().map(Math.abs), 64, 64, 64);
     const got = out.dataSync();
     let worst = 0;
-    for (let i = 0; i < want.length; i++) worst = Math.max(worst, Math.abs(got[i]! - want[i]!));
-    t.true(worst < 1e-3, `worst error ${worst}`);
+    for (let i = 0; i < want.length; i++) worst = Math.max(worst, Math.abs(got[i]! - want[i]!) - (jax.defaultBackend() === 'cuda' ? 2 ** -10 * magnitude[i]! : 0));
+    t.true(worst < 1e-3, `worst error ${worst} (beyond tf32 rounding on a GPU)`);
   });
   withOutput('gemm_bf16_48', (out, [a, b]) => {
     t.is(out.dtype, 'bfloat16');

@@ -14,6 +14,10 @@ import { checkGrads } from './helpers/check-grads.js';
 import { withX64 } from './helpers/x64.js';
 import { assertArray, assertThrowsMentioning, checkAgainstReference, randomValues } from './helpers/oracle.js';
 
+// Float32 dots at float32 precision, to compare with the float64 reference at float32 tolerances: a GPU's default rounds their operands to tf32, as
+// JAX's does (jax.config's jax_default_matmul_precision, as JAX's own tests set it).
+jax.config.update('jaxDefaultMatmulPrecision', 'float32');
+
 const { numpy: jnp, lax } = jax;
 type Fn = (...args: never[]) => unknown;
 

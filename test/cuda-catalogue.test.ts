@@ -110,9 +110,10 @@ if (onCuda) {
         // subtracts nearly equal values; data movement and integers are exact
         const allowed = FLOATS.has(dtype) ? (dtype === 'float32' || dtype === 'float64' ? 8 : 1) : 0;
         let absolute = dtype === 'float32' || dtype === 'float64' ? 1e-6 : FLOATS.has(dtype) ? 1e-3 : 0;
-        // float dots: the CPU's GEMM accumulates f32 in f32 (as OpenBLAS and XLA's CPU backend), the CUDA dot in
-        // double until the tensor-core GEMM, so they agree to f32 accumulation error: relative to the output's scale
-        // (bounded by 16 K eps max|lhs| max|rhs|; an epilogue after the product is 1-Lipschitz in the catalogue)
+        // float dots: the CPU's GEMM accumulates f32 in f32 (as OpenBLAS and XLA's CPU backend), the CUDA GEMM on
+        // tensor cores with f32 accumulators, so they agree to f32 accumulation error, relative to the output's scale
+        // (bounded by 16 K eps max|lhs| max|rhs|; an epilogue after the product is 1-Lipschitz in the catalogue);
+        // float32 operands at default precision are tf32 on tensor cores (JAX's default on a GPU): 2^-10 relative
         const maxAbs = (i: number) => {
           let m = 0;
           for (const v of unpackValues(inputs[i]!, dtypes[i]!) as ArrayLike<number | bigint> & Iterable<number | bigint>) m = Math.max(m, Math.abs(Number(v)));
@@ -120,7 +121,8 @@ if (onCuda) {
         };
         const kernel = e.kernel as Kernel;
         if (kernel.kind === 'dot' && dtype === 'float32') {
-          absolute = 2 ** -20 * Math.max(1, Number(e.params[3])) * maxAbs(outputs) * maxAbs(outputs + 1) + 1e-6;
+          const tf32 = kernel.inputDtype === 'float32' && kernel.precision !== 'highest';
+          absolute = 2 ** (tf32 ? -10 : -20) * Math.max(1, Number(e.params[3])) * maxAbs(outputs) * maxAbs(outputs + 1) + 1e-6;
         }
         // float32 sums likewise: the CPU adds in float lanes (render/c.ts floatLanes), CUDA in double; n_inner terms
         // of at most the inputs' magnitude (the catalogue's prologues do not grow their values)

@@ -196,3 +196,54 @@ extern "C" __global__ void jaxon_emu_forever(float *out, const float *in) {
   t.regex(out, /^ERROR .*CUDA_ERROR_LAUNCH_FAILED \(unspecified launch failure: kernel 'jaxon_emu_forever': block \(\d,0,0\), thread \(\d+,0,0\): the block ran longer than the watchdog's 1 s/);
   t.true(Date.now() - started < 60_000);
 });
+
+test('lanes of a warp at different tensor-core collectives, or an ldmatrix row address off 16 bytes, fail the launch', (t) => {
+  const divergent = `#include "jaxon_cuda.h"
+#include "jaxon_mma.h"
+extern "C" __global__ void jaxon_emu_divergent(float *out, const float *in) {
+  __shared__ __align__(16) jx_u16 s[256 * 8];
+  jx_u32 r[4] = {0, 0, 0, 0}, b[2] = {0, 0};
+  float d[4] = {0, 0, 0, 0};
+  if (threadIdx.x % 32 < 16) jx_mma_m16n8k16_bf16(d, r, b);  // half the warp at an mma, half at an ldmatrix
+  else jx_ldmatrix_x4(r, s + threadIdx.x * 8);
+  out[blockIdx.x] = d[0] + (float)r[0];
+}`;
+  t.regex(runKernel(divergent, 'jaxon_emu_divergent', {}), /^ERROR .*kernel 'jaxon_emu_divergent': block \(\d,0,0\), thread \(\d+,0,0\): lanes of warp \d+ execute different warp collectives together: /);
+  const misaligned = `#include "jaxon_cuda.h"
+#include "jaxon_mma.h"
+extern "C" __global__ void jaxon_emu_misaligned(float *out, const float *in) {
+  __shared__ __align__(16) jx_u16 s[256 * 8 + 8];
+  jx_u32 r[4];
+  jx_ldmatrix_x4(r, s + threadIdx.x * 8 + (threadIdx.x % 32 == 3 ? 4 : 0));
+  out[blockIdx.x] = (float)r[0];
+}`;
+  t.regex(runKernel(misaligned, 'jaxon_emu_misaligned', {}), /^ERROR .*kernel 'jaxon_emu_misaligned': .*ldmatrix: lane 3's row address 0x[0-9a-f]+ is not 16-byte aligned/);
+});
+
+test('a block whose threads all wait on an mbarrier nobody completes fails as a livelock, not a hang', (t) => {
+  const source = `#include "jaxon_cuda.h"
+#include "jaxon_mma.h"
+extern "C" __global__ void jaxon_emu_livelock(float *out, const float *in) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  jx_u64 *bar = (jx_u64 *)smem;
+  if (threadIdx.x == 0) jx_mbarrier_init(bar, 1000);  // 1000 arrivals expected, 256 threads
+  __syncthreads();
+  jx_mbarrier_arrive(bar);
+  jx_mbarrier_wait(bar, 0);
+  out[blockIdx.x] = in[0];
+}`;
+  const script = `
+    const { createCudaDevice } = await import(${JSON.stringify(path.join(dist, 'runtime', 'cuda.js'))});
+    const { native } = await import(${JSON.stringify(path.join(dist, 'runtime', 'native.js'))});
+    const { compileCudaKernelSync } = await import(${JSON.stringify(path.join(dist, 'runtime', 'nvrtc-cache.js'))});
+    const device = createCudaDevice(0);
+    const image = compileCudaKernelSync('jaxon_emu_livelock', ${JSON.stringify(source)}, device.backend.target);
+    const fn = native().cudaGetFunction(device.info.handle, native().cudaModuleLoad(device.info.handle, image.image, 'test'), 'jaxon_emu_livelock').handle;
+    const x = device.backend.fromHost(new Uint8Array(16));
+    const out = device.backend.fromHost(new Uint8Array(16));
+    try { native().cudaLaunch(fn, [1, 1, 1], [256, 1, 1], 64, [out.handle, x.handle]); device.backend.toHostSync(out); console.log('no error'); } catch (e) { console.log('ERROR ' + e.message); }`;
+  const base = { ...process.env };
+  for (const k of Object.keys(base)) if (k.startsWith('JAXON_CUDA_EMULATOR')) delete base[k];
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { env: { ...base, JAXON_CUDA_EMULATOR: '1' }, encoding: 'utf8', timeout: 120_000 }).trim();
+  t.regex(out, /^ERROR .*kernel 'jaxon_emu_livelock': .*livelock: every thread of the block spins/);
+});

@@ -63,8 +63,10 @@ test('every catalogue kernel renders to one translation unit (with the prelude h
   for (const e of catalogue) {
     const r = render(e);
     const where = `${e.label} (${r.name})`;
-    // the one #include is the prelude, handed to NVRTC as an in-memory header (runtime/kernel-headers.ts)
-    t.deepEqual(r.source.match(/#include .*/g), ['#include "jaxon_cuda.h"'], `${where}: includes only the prelude`);
+    // the prelude, handed to NVRTC as an in-memory header (runtime/kernel-headers.ts), and for tensor-core GEMMs the
+    // device functions of their inline PTX
+    const tensorCores = r.source.includes('tensor-core GEMM');
+    t.deepEqual(r.source.match(/#include .*/g), ['#include "jaxon_cuda.h"', ...(tensorCores ? ['#include "jaxon_mma.h"'] : [])], `${where}: includes only the prelude`);
     t.true(/^[A-Za-z_][A-Za-z0-9_]*$/.test(r.name), `${where}: name is a C identifier`);
     t.is(r.source.split('extern "C" __global__').length - 1, 1, `${where}: one extern "C" __global__ entry`);
     const threads = r.block[0] * r.block[1] * r.block[2];
@@ -84,7 +86,8 @@ test('every catalogue kernel renders to one translation unit (with the prelude h
     t.true(threads >= 1 && threads <= 1024 && r.block.every((b) => Number.isInteger(b) && b >= 1), `${where}: block ${r.block}`);
     t.true(r.grid.every((g) => Number.isInteger(g) && g >= 1), `${where}: grid ${r.grid}`);
     t.true(r.grid[0] < 2 ** 31 && r.grid[1] <= 65535 && r.grid[2] <= 65535, `${where}: grid ${r.grid} within limits`);
-    t.is(r.sharedMemBytes, 0, `${where}: static shared memory only`);
+    if (tensorCores) t.true(r.sharedMemBytes > 0 && r.sharedMemBytes <= 227 * 1024, `${where}: the GEMM's pipeline stages in dynamic shared memory`);
+    else t.is(r.sharedMemBytes, 0, `${where}: static shared memory only`);
     t.true(r.source.startsWith(`// jaxon CUDA kernel ${r.name}`) && r.source.includes(`// kernel: ${kernelJson(e.kernel)}`) && r.source.includes(`// params: ${JSON.stringify(e.params)}`), `${where}: header holds the kernel and params`);
     const known = byName.get(r.name);
     if (known !== undefined) t.is(known, r.source, `${where}: one name, one specialization`);
@@ -161,8 +164,13 @@ test('semantics the C renderer fixes are spelled out in the CUDA source', (t) =>
   t.true(entry('div', [aval([8], 'int32'), aval([8], 'int32')]).includes('jx_div_i32('), 'XLA integer division');
   t.true(entry('convert_element_type', [aval([8], 'float32')], { newDtype: 'uint8', weakType: false }).includes('jx_fcast_u8('), 'saturating float to int');
   t.true(entry('max', [aval([8], 'bfloat16'), aval([8], 'bfloat16')]).includes('jx_maxf('), 'NaN-propagating max');
-  const dot = lowered('dot_general', [aval([4, 5], 'float32'), aval([5, 6], 'float32')], { dimensionNumbers: [[[1], [0]], [[], []]], preferredElementType: null });
-  t.true(entryOf(renderCuda(dot.kernel, dot.params)).includes('typedef double ACC;'), 'dots accumulate in double like C');
+  const dot = (dtype: DType) => {
+    const l = lowered('dot_general', [aval([4, 5], dtype), aval([5, 6], dtype)], { dimensionNumbers: [[[1], [0]], [[], []]], preferredElementType: null });
+    return entryOf(renderCuda(l.kernel, l.params));
+  };
+  t.true(dot('float64').includes('typedef double ACC;'), 'float64 dots accumulate in double like C');
+  t.true(dot('int32').includes('typedef jx_u64 ACC;'), 'integer dots wrap like C');
+  t.true(dot('float32').includes('float acc[') && dot('float32').includes('jx_mma_m16n8k8_tf32('), 'float32 dots accumulate in f32 on tensor cores');
 });
 
 test('kernels differing only in a NaN, infinite or negative-zero literal get different names', (t) => {
@@ -214,6 +222,11 @@ function run(command: string, args: string[]): Promise<{ code: number; output: s
   for (const e of catalogue) {
     const r = render(e);
     if (!unique.has(r.name)) unique.set(r.name, { label: e.label, source: r.source });
+    // 16-bit dots also as Hopper's wgmma kernel (what JAXON_GEMM=wgmma or the autotune picks on sm_90a)
+    if (e.kernel.kind === 'dot' && (e.kernel.inputDtype === 'bfloat16' || e.kernel.inputDtype === 'float16')) {
+      const w = render(e, { gemm: { sm: 90, path: 'wgmma' } });
+      if (!unique.has(w.name)) unique.set(w.name, { label: `${e.label} (wgmma)`, source: w.source });
+    }
   }
   const kernels = [...unique].map(([name, k]) => ({ name, ...k }));
   const jobs = Math.max(2, Math.min(availableParallelism(), 8));

@@ -8,6 +8,10 @@ import test from 'ava';
 import * as jax from '../lib/index.js';
 import { randomValues } from './helpers/oracle.js';
 
+// Float32 dots at float32 precision, to compare with float32 accuracy (the tf32 default: cuda-gemm.test.ts): a GPU's default rounds their operands to tf32, as
+// JAX's does (jax.config's jax_default_matmul_precision, as JAX's own tests set it).
+jax.config.update('jaxDefaultMatmulPrecision', 'float32');
+
 const jnp = jax.numpy;
 
 function operand(shape: number[], seed: number, dtype: 'float32' | 'float16' | 'bfloat16' = 'float32'): { array: jax.Array; values: Float64Array } {

@@ -12,6 +12,10 @@ import type { DType } from '../lib/core/dtype.js';
 import { flatten } from '../lib/core/pytree.js';
 import { assertArray, assertThrowsMentioning, randomValues, withReference } from './helpers/oracle.js';
 
+// Float32 dots at float32 precision, to compare with the float64 reference at float32 tolerances: a GPU's default rounds their operands to tf32, as
+// JAX's does (jax.config's jax_default_matmul_precision, as JAX's own tests set it).
+jax.config.update('jaxDefaultMatmulPrecision', 'float32');
+
 type Fn = (...args: never[]) => unknown;
 
 function rand(shape: number[], seed = 1, dtype: DType = 'float32', lo = -3, hi = 3): Array {

@@ -1,7 +1,10 @@
 // The CUDA renderer's choices as named decisions (lib/compiler/render/cuda-decisions.ts, issue 14): each is asked
 // directly with the facts it depends on, and every rendered kernel records its decisions in its header.
 import test from 'ava';
-import { dotTiling, elementwiseVectorWidth, gridStrideLaunch, reductionStrategy, transposeTiling } from '../lib/compiler/render/cuda-decisions.js';
+import {
+  type GemmFacts, dotTiling, elementwiseVectorWidth, gemmCandidates, gemmPath, gemmTiling, gridStrideLaunch, reductionStrategy, transposeTiling,
+  wgmmaTiling,
+} from '../lib/compiler/render/cuda-decisions.js';
 import { renderCuda } from '../lib/compiler/render/cuda.js';
 import type { Kernel } from '../lib/compiler/kernel-ir.js';
 
@@ -60,6 +63,47 @@ test('dot tiling: one 64x64x16 tile shape; the why says when a small dimension l
   t.regex(dotTiling({ M: 8, N: 4096, K: 64 }).why, /M = 8 fills part of a tile/);
 });
 
+const gemmFacts = (over: Partial<GemmFacts>): GemmFacts => ({
+  B: 1, M: 4096, N: 4096, K: 4096, inputDtype: 'bfloat16', outputDtype: 'bfloat16', highest: false, sm: 90, forced: null, ...over,
+});
+
+test('gemm path: tensor cores for float32 / bfloat16 / float16 on sm_80+, the SIMT kernel for integers, float64, older GPUs and JAXON_GEMM=simt', (t) => {
+  t.like(gemmPath(gemmFacts({})), { choice: 'mma', why: 'tensor cores: mma.sync, bfloat16, f32 accumulation' });
+  t.regex(gemmPath(gemmFacts({ inputDtype: 'float32', outputDtype: 'float32' })).why, /float32 as tf32 \(default precision\)/);
+  t.regex(gemmPath(gemmFacts({ inputDtype: 'float32', outputDtype: 'float32', highest: true })).why, /float32 as 3xTF32 \(Precision\.HIGHEST\)/);
+  t.like(gemmPath(gemmFacts({ inputDtype: 'int32', outputDtype: 'int32' })), { choice: 'simt', why: 'int32 operands: exact integer accumulation on the SIMT kernel' });
+  t.like(gemmPath(gemmFacts({ inputDtype: 'float64', outputDtype: 'float64' })), { choice: 'simt', why: 'float64 operands: double accumulation on the SIMT kernel' });
+  t.like(gemmPath(gemmFacts({ inputDtype: 'float32', outputDtype: 'float64' })), { choice: 'simt', why: 'a float64 result: double accumulation on the SIMT kernel' });
+  t.like(gemmPath(gemmFacts({ sm: 75 })), { choice: 'simt', why: 'sm_75 has no bf16/tf32 mma.sync (sm_80 and later)' });
+  t.like(gemmPath(gemmFacts({ forced: 'simt' })), { choice: 'simt', why: 'JAXON_GEMM=simt' });
+  t.like(gemmPath(gemmFacts({ forced: 'mma', inputDtype: 'int8', outputDtype: 'int32' })), { choice: 'simt' }, 'integers never go to tensor cores');
+  t.like(gemmPath(gemmFacts({ forced: 'wgmma' })), { choice: 'wgmma', why: "JAXON_GEMM=wgmma: Hopper's warpgroup MMA, bfloat16, f32 accumulation" });
+  t.like(gemmPath(gemmFacts({ forced: 'wgmma', sm: 80 })), { choice: 'mma', why: 'JAXON_GEMM=wgmma, but wgmma needs sm_90a, this is sm_80: mma.sync, bfloat16, f32 accumulation' });
+  t.regex(gemmPath(gemmFacts({ forced: 'wgmma', inputDtype: 'float32', outputDtype: 'float32' })).why, /the wgmma kernel takes bfloat16 and float16/);
+});
+
+test('wgmma tiling: 128-row tiles, blockN 64 where N fits it, 2 to 4 stages of 64-deep k steps', (t) => {
+  t.deepEqual(wgmmaTiling({ N: 4096, K: 4096 }).choice, { blockN: 128, stages: 4 });
+  t.deepEqual(wgmmaTiling({ N: 40, K: 100 }).choice, { blockN: 64, stages: 2 });
+  t.is(wgmmaTiling({ N: 40, K: 100 }).why, 'N = 40 fits 64; K = 100: 2 k steps');
+});
+
+test('gemm tiling: the largest block tile that fills the SMs, 64x64 and split-K for skinny shapes, 64-byte k steps, 2-4 stages', (t) => {
+  t.deepEqual(gemmTiling(gemmFacts({})).choice, { blockM: 128, blockN: 256, blockK: 32, warpsM: 2, warpsN: 4, stages: 4, splitK: 1 });
+  t.is(gemmTiling(gemmFacts({})).why, '512 tiles fill 132 SMs');
+  t.like(gemmTiling(gemmFacts({ M: 2048, N: 1024 })).choice, { blockM: 128, blockN: 64 }, '128 tiles of 128x128 do not fill 132 SMs: 128x64');
+  t.like(gemmTiling(gemmFacts({ inputDtype: 'float32', outputDtype: 'float32' })).choice, { blockK: 16, stages: 4 });
+  // skinny: one 32x32 tile, K split over blocks
+  const skinny = gemmTiling(gemmFacts({ M: 16, N: 24, K: 4097 }));
+  t.like(skinny.choice, { blockM: 32, blockN: 32, warpsM: 1, warpsN: 1, splitK: 16 });
+  t.is(skinny.why, '1 tile(s) cannot fill 132 SMs: K = 4097 split over 16 blocks');
+  t.like(gemmTiling(gemmFacts({ M: 16, N: 24, K: 64 })).choice, { splitK: 1, stages: 2 }, 'short K: no split, 2 stages');
+  // 3xTF32 keeps warp tiles at most 64x32 (two fragments per operand)
+  t.true(gemmCandidates(gemmFacts({ inputDtype: 'float32', outputDtype: 'float32', highest: true })).every((c) => (c.blockM / c.warpsM) * (c.blockN / c.warpsN) <= 64 * 32));
+  // small M or N: no tile much larger than the problem
+  t.true(gemmCandidates(gemmFacts({ M: 7, N: 4096 })).every((c) => c.blockM === 32));
+});
+
 test('transpose tiling: an input contiguous along an outer axis and strided along the innermost goes through 32x32 tiles', (t) => {
   // out[i, j] = x[j, i] for x of [512, 256]: the view has strides [1, 256] over the output's [256, 512]
   t.deepEqual(transposeTiling({ shape: [256, 512], views: [[0, [1, 256]]] }).choice, { axis: 0, inputs: [0] });
@@ -93,8 +137,12 @@ test('every rendered kernel records its decisions in its header', (t) => {
   t.true(tiled.includes('\n// decision launch: grid 128 x block 256 (128 tiles, 1 per block)\n'));
   const broadcast = renderCuda(transpose, [131072, 2, 256, 512, 0, 0, 1]).source;
   t.true(broadcast.includes('\n// decision transpose tiling: none (no input is contiguous along an outer axis of 8 or more)\n'));
-  const dotSource = renderCuda({ kind: 'dot', inputDtype: 'float32', outputDtype: 'float32' }, [1, 128, 128, 64, 0, 64, 1, 0, 128, 1]).source;
+  const dotSource = renderCuda({ kind: 'dot', inputDtype: 'int32', outputDtype: 'int32' }, [1, 128, 128, 64, 0, 64, 1, 0, 128, 1]).source;
+  t.true(dotSource.includes('\n// decision gemm path: simt (int32 operands: exact integer accumulation on the SIMT kernel)\n'));
   t.true(dotSource.includes('\n// decision dot tiling: 64x64 output tiles, 16-deep k steps, 256 threads (one tile shape for all sizes; 4x4 outputs per thread reuse each loaded element 4 times)\n'));
+  const gemmSource = renderCuda({ kind: 'dot', inputDtype: 'bfloat16', outputDtype: 'bfloat16' }, [1, 128, 128, 64, 0, 64, 1, 0, 128, 1]).source;
+  t.true(gemmSource.includes('\n// decision gemm path: mma (tensor cores: mma.sync, bfloat16, f32 accumulation)\n'));
+  t.true(gemmSource.includes('\n// decision gemm tiling: 64x64x32 block tiles, 2x2 warps of 32x32, 2 stages (4 tile(s) cannot fill 132 SMs)\n'));
   const sum: Kernel = { kind: 'reduce', op: 'sum', inputDtype: 'float32', outputDtype: 'float32' };
   // params: [nOut, nInner, outerRank, outerShape, outerStrides, innerRank, innerShape, innerStrides]
   const rows = renderCuda(sum, [8, 100000, 1, 8, 100000, 1, 100000, 1]).source;

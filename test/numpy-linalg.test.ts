@@ -10,6 +10,11 @@ import { array } from '../lib/numpy/creation.js';
 import * as la from '../lib/numpy/linalg.js';
 import * as r from '../lib/numpy/reductions.js';
 import { assertArray, assertThrowsMentioning, checkAgainstReference, randomValues } from './helpers/oracle.js';
+import { config } from '../lib/core/config.js';
+
+// Float32 dots at float32 precision, to compare with NumPy's float32 values: a GPU's default rounds their operands to tf32, as
+// JAX's does (jax.config's jax_default_matmul_precision, as JAX's own tests set it).
+config.update('jaxDefaultMatmulPrecision', 'float32');
 
 interface Spec {
   shape: number[];

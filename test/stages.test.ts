@@ -44,7 +44,8 @@ test("the tutorial's baseline jit(grad(scanned)) cross-lowered for cuda: JAX's H
   const kernels = compiled.kernels();
   t.true(kernels.length > 0);
   for (const k of kernels) {
-    t.deepEqual(k.source.match(/#include .*/g), ['#include "jaxon_cuda.h"'], `${k.name}: only the prelude header`);
+    const tensorCores = k.source.includes('tensor-core GEMM');
+    t.deepEqual(k.source.match(/#include .*/g), ['#include "jaxon_cuda.h"', ...(tensorCores ? ['#include "jaxon_mma.h"'] : [])], `${k.name}: only the prelude header (and the GEMM's device functions)`);
     t.truthy(k.grid);
   }
 });

@@ -13,6 +13,11 @@ import { snippets as autodiff } from './corpus/autodiff.js';
 import { snippets as pytrees } from './corpus/pytrees.js';
 import { snippets as random } from './corpus/random.js';
 import { snippets as docstrings } from './corpus/docstrings.js';
+import { config } from '../lib/core/config.js';
+
+// Float32 dots at float32 precision, to compare with the values JAX's documentation prints (computed on a CPU): a GPU's default rounds their operands to tf32, as
+// JAX's does (jax.config's jax_default_matmul_precision, as JAX's own tests set it).
+config.update('jaxDefaultMatmulPrecision', 'float32');
 
 const corpus: Snippet[] = [...quickstart, ...sharpBits, ...jitAndControlFlow, ...vectorization, ...autodiff, ...pytrees, ...random, ...docstrings];
 

@@ -35,6 +35,8 @@ struct BlockState {
   Worker *worker = nullptr;
   Launch *launch = nullptr;
   unsigned threads = 0, live = 0, arrived = 0;
+  /** yields since a thread last did anything else (arrived somewhere or exited): a livelock when it grows huge */
+  unsigned long long idle_yields = 0;
   WarpRendezvous warps[kMaxThreads / 32];
 };
 
@@ -202,6 +204,7 @@ void release_barrier(Worker *w) {
 void api_syncthreads(jx_emu_thread *self) {
   BlockState *b = static_cast<BlockState *>(self->block);
   Worker *w = b->worker;
+  b->idle_yields = 0;
   if (++b->arrived == b->live) {
     release_barrier(w);
     return;
@@ -215,6 +218,7 @@ void api_warp_exchange(jx_emu_thread *self, unsigned mask, unsigned long long va
   Worker *w = b->worker;
   WarpRendezvous &r = b->warps[self->warp];
   unsigned bit = 1u << self->lane;
+  b->idle_yields = 0;
   char message[200];
   if (!(mask & bit)) {
     snprintf(message, sizeof message, "a warp collective's mask 0x%08x does not include the calling lane %u", mask, self->lane);
@@ -247,7 +251,19 @@ void api_trap(jx_emu_thread *self, const char *message) {
   fail_block(static_cast<BlockState *>(self->block)->worker, message);
 }
 
-const jx_emu_api the_api = {JX_EMU_ABI_VERSION, api_syncthreads, api_warp_exchange, api_trap};
+void api_yield(jx_emu_thread *self) {
+  BlockState *b = static_cast<BlockState *>(self->block);
+  Worker *w = b->worker;
+  // every live thread yielding ten thousand times over without anyone arriving anywhere: nothing will change
+  if (++b->idle_yields > 10000ull * b->live) {
+    fail_block(w, "livelock: every thread of the block spins (an mbarrier wait) and none arrives anywhere, so none can go on");
+  }
+  jx_emu_switch(&w->fibers[self->linear], &w->scheduler);  // stays Ready: the scheduler runs the others first
+}
+
+void api_progress(jx_emu_thread *self) { static_cast<BlockState *>(self->block)->idle_yields = 0; }
+
+const jx_emu_api the_api = {JX_EMU_ABI_VERSION, api_syncthreads, api_warp_exchange, api_trap, api_yield, api_progress};
 
 // ---- running a block ----
 
@@ -259,6 +275,7 @@ void fiber_main(void *arg) {
   launch.kernel->entry(launch.arguments.data());
   w->state[me] = Done;
   b.live--;
+  b.idle_yields = 0;
   if (b.arrived > 0 && b.arrived == b.live) release_barrier(w);  // exited threads count as arrived
   jx_emu_switch(&w->fibers[me], &w->scheduler);
   abort();  // a finished fiber is never resumed
@@ -316,6 +333,7 @@ void run_block(Worker *w, Launch &launch, unsigned long long index) {
   b.launch = &launch;
   b.threads = b.live = threads;
   b.arrived = 0;
+  b.idle_yields = 0;
   for (unsigned k = 0; k < (threads + 31) / 32; k++) b.warps[k].pending = 0;
   for (unsigned i = 0; i < threads; i++) {
     jx_emu_thread *t = w->stacks.thread(i);
@@ -328,6 +346,10 @@ void run_block(Worker *w, Launch &launch, unsigned long long index) {
     t->warp = i / 32;
     t->dynamic_shared = shared;
     t->block = &b;
+    t->async_count = 0;
+    t->async_groups = 0;
+    t->wgmma_count = 0;
+    t->wgmma_groups = 0;
     w->state[i] = Ready;
     w->stacks.prepare(i, &w->fibers[i], fiber_main, w);
   }

@@ -9,6 +9,7 @@
 namespace jaxon_emu {
 
 // Stack layout: [0, page): jx_emu_thread; [page, 2 page): guard; [2 page, size): the stack, growing down.
+static_assert(sizeof(jx_emu_thread) <= 4096, "jx_emu_thread must fit the first page of a fiber's stack");
 static size_t page_size() {
   static size_t size = (size_t)sysconf(_SC_PAGESIZE);
   return size;

@@ -103,7 +103,7 @@ template <unsigned long... I> struct make_index<0, I...> { typedef index_sequenc
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
 #define __shared__ static thread_local
-#define __align__(n) alignas(n)
+#define __align__(n) __attribute__((aligned(n)))
 #define __grid_constant__
 
 typedef jx_emu_dim3 uint3;
@@ -415,4 +415,5 @@ template <typename... A> constexpr unsigned jx_emu_sizes<A...>::value[sizeof...(
 template <typename... A> static constexpr const unsigned *jx_emu_param_sizes(void (*)(A...)) { return jx_emu_sizes<A...>::value; }
 template <typename... A> static constexpr int jx_emu_arity(void (*)(A...)) { return (int)sizeof...(A); }
 
+#include "jaxon_emu_tensor.h"
 #endif

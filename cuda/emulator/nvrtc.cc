@@ -136,8 +136,9 @@ std::string precompiled_header(std::string *why) {
   }
   tried = true;
   std::string sources = jaxon_emu::header_folder();
-  std::string header = read_file(sources + "/jaxon_emu.h"), abi = read_file(sources + "/emu_abi.h");
-  if (sources.empty() || header.empty() || abi.empty()) {
+  std::string header = read_file(sources + "/jaxon_emu.h"), abi = read_file(sources + "/emu_abi.h"),
+              tensor = read_file(sources + "/jaxon_emu_tensor.h");
+  if (sources.empty() || header.empty() || abi.empty() || tensor.empty()) {
     reason = "the emulation header jaxon_emu.h was not found (set JAXON_CUDA_EMULATOR_INCLUDE to cuda/emulator)";
     *why = reason;
     return "";
@@ -148,7 +149,7 @@ std::string precompiled_header(std::string *why) {
     while (fgets(line, sizeof line, version)) version_log += line;
     pclose(version);
   }
-  std::string identity = header + abi + compiler() + version_log;
+  std::string identity = header + abi + tensor + compiler() + version_log;
   for (const std::string &f : base_flags()) identity += " " + f;
   std::string target = cache_folder() + "/pch-" + hex(fnv1a(identity));
   struct stat st;
@@ -163,6 +164,7 @@ std::string precompiled_header(std::string *why) {
   std::string dir = scratch;
   write_file(dir + "/jaxon_emu.h", header);
   write_file(dir + "/emu_abi.h", abi);
+  write_file(dir + "/jaxon_emu_tensor.h", tensor);
   std::vector<std::string> args = {compiler()};
   for (const std::string &f : base_flags()) args.push_back(f);
   for (const char *a : {"-x", "c++-header"}) args.push_back(a);

@@ -7,7 +7,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type ProgramPlan, bufferBytes } from './plan.js';
 import { renderCuda } from './render/cuda.js';
-import { kernelName } from './kernel-ir.js';
+import { type Kernel, kernelName } from './kernel-ir.js';
+import type { GemmTarget } from './render/cuda-dot.js';
 
 /** Arena offsets for CUDA: 256 bytes, the allocation granularity CUDA's own allocators guarantee. */
 export const CUDA_ALIGNMENT = 256;
@@ -68,7 +69,10 @@ const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
  * placements: arena offsets and allocations are CUDA_ALIGNMENT-aligned; a
  * loop body's xs / ys are windows at multiples of their slice size.
  */
-export function cudaKernels(plan: ProgramPlan, argAlign?: readonly number[], outAlign?: readonly number[]): KernelInfo[] {
+/** A device's GEMM target for a kernel (CudaBackend.gemmTarget): its compute capability and tuned tilings. */
+export type GemmTargetOf = (kernel: Kernel, params: readonly number[], alignments: readonly number[]) => GemmTarget | undefined;
+
+export function cudaKernels(plan: ProgramPlan, argAlign?: readonly number[], outAlign?: readonly number[], gemm?: GemmTargetOf): KernelInfo[] {
   const out: KernelInfo[] = [];
   const alignOf = (id: number): number => {
     const p = plan.placements[id]!;
@@ -78,7 +82,8 @@ export function cudaKernels(plan: ProgramPlan, argAlign?: readonly number[], out
   };
   plan.program.steps.forEach((s, k) => {
     if (s.kind === 'launch') {
-      const r = renderCuda(s.kernel, s.params, { name: kernelName(s.kernel).slice(0, 120), alignments: s.buffers.map(alignOf) });
+      const alignments = s.buffers.map(alignOf);
+      const r = renderCuda(s.kernel, s.params, { name: kernelName(s.kernel).slice(0, 120), alignments, ...(gemm ? { gemm: gemm(s.kernel, s.params, alignments) } : {}) });
       dumpCuda(r.name, r.source);
       out.push({ name: r.name, label: s.label, source: r.source, grid: r.grid, block: r.block, sharedMemBytes: r.sharedMemBytes });
       return;
@@ -91,11 +96,11 @@ export function cudaKernels(plan: ProgramPlan, argAlign?: readonly number[], out
       const windows = (ids: number[]) => ids.map((id) => gcd(CUDA_ALIGNMENT, alignOf(id) === CUDA_ALIGNMENT ? bufferBytes(plan.program.buffers[id]!) / Math.max(length, 1) : 1));
       const argA = [...s.inputs.slice(0, numConsts + numCarry).map(alignOf), ...windows(s.inputs.slice(numConsts + numCarry))];
       const outA = [...s.outputs.slice(0, numCarry).map(() => CUDA_ALIGNMENT), ...windows(s.outputs.slice(numCarry))];
-      out.push(...cudaKernels(body, argA, outA));
+      out.push(...cudaKernels(body, argA, outA, gemm));
     } else if (layout.plans.primitive === 'while') {
-      out.push(...cudaKernels(layout.plans.cond), ...cudaKernels(layout.plans.body));
+      out.push(...cudaKernels(layout.plans.cond, undefined, undefined, gemm), ...cudaKernels(layout.plans.body, undefined, undefined, gemm));
     } else if (layout.plans.primitive === 'cond') {
-      for (const b of layout.plans.branches) out.push(...cudaKernels(b));
+      for (const b of layout.plans.branches) out.push(...cudaKernels(b, undefined, undefined, gemm));
     }
   });
   return out;

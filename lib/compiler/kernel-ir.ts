@@ -118,6 +118,12 @@ export interface DotKernel {
   inputDtype: DType;
   outputDtype: DType;
   /**
+   * Present only for float32 operands at lax.Precision.HIGHEST: tensor cores must keep float32 accuracy (the CUDA
+   * GEMM splits each operand into two tf32 parts, 3 products per step); absent, float32 operands may be rounded to
+   * tf32 on a GPU, as JAX's default there.
+   */
+  precision?: 'highest';
+  /**
    * Elementwise work fused onto each product element (bias, activation,
    * scale, cast: XLA's output fusion). In the exprs, `input` k <
    * inputs.length reads epilogue input k at the element through a strided
@@ -256,7 +262,7 @@ export function kernelName(k: Kernel): string {
     }
     case 'cumulative': return `cum${k.op}_${dtypeCode(k.dtype)}`;
     case 'dot': {
-      const base = `dot_${dtypeCode(k.inputDtype)}_${dtypeCode(k.outputDtype)}`;
+      const base = `dot_${dtypeCode(k.inputDtype)}_${dtypeCode(k.outputDtype)}${k.precision === 'highest' ? '_highest' : ''}`;
       return k.epilogue ? `${base}_epilogue_${k.epilogue.outputs.map((o) => exprName(o.expr)).join('_')}` : base;
     }
     case 'pad': return `pad_${dtypeCode(k.dtype)}`;

@@ -279,7 +279,7 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   argmax: (ins, outs, { axes }) => reduceLaunch('argmax', ins[0]!, outs[0]!, axes),
   argmin: (ins, outs, { axes }) => reduceLaunch('argmin', ins[0]!, outs[0]!, axes),
   cumsum: cumulativeRule('sum'), cumprod: cumulativeRule('prod'), cummax: cumulativeRule('max'), cummin: cumulativeRule('min'),
-  dot_general: (ins, outs, { dimensionNumbers }) => lowerDot(ins[0]!, ins[1]!, outs[0]!, dimensionNumbers),
+  dot_general: (ins, outs, { dimensionNumbers, precision }) => lowerDot(ins[0]!, ins[1]!, outs[0]!, dimensionNumbers, precision === 'highest'),
 };
 
 function scatterLaunch(
@@ -320,7 +320,7 @@ function mergedStride(shape: Shape, axes: number[]): number | null {
   return strides[live[live.length - 1]!]!;
 }
 
-function lowerDot(l: ShapedArray, r: ShapedArray, out: ShapedArray, dn: PrimitiveParams['dot_general']['dimensionNumbers']): Plan {
+function lowerDot(l: ShapedArray, r: ShapedArray, out: ShapedArray, dn: PrimitiveParams['dot_general']['dimensionNumbers'], highest: boolean): Plan {
   const [[lc, rc], [lb, rb]] = dn;
   const lFree = l.shape.map((_, i) => i).filter((i) => !lc.includes(i) && !lb.includes(i));
   const rFree = r.shape.map((_, i) => i).filter((i) => !rc.includes(i) && !rb.includes(i));
@@ -353,7 +353,7 @@ function lowerDot(l: ShapedArray, r: ShapedArray, out: ShapedArray, dn: Primitiv
   const lv = view(l, lb, lFree, lc, 0, false);
   const rv = view(r, rb, rFree, rc, 1, true);
   plan.launches.push({
-    kernel: { kind: 'dot', inputDtype: l.dtype, outputDtype: out.dtype },
+    kernel: { kind: 'dot', inputDtype: l.dtype, outputDtype: out.dtype, ...(highest && l.dtype === 'float32' ? { precision: 'highest' as const } : {}) },
     buffers: [output(0), lv.ref, rv.ref],
     params: [B, M, N, K, ...lv.strides, ...rv.strides],
   });

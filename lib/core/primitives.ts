@@ -4,6 +4,7 @@
 // typed `{ [P in Primitive]: Rule<P> }` so a missing rule fails to compile.
 import { type DType, isDType, isFloating, isInteger } from './dtype.js';
 import { ValueError, show } from './errors.js';
+import type { MatmulPrecision } from './config.js';
 import { type Shape, shapesEqual, sizeOf } from './shape.js';
 import type { ClosedJaxpr } from '../trace/jaxpr.js';
 import type { Array } from './array.js';
@@ -65,6 +66,13 @@ export type GatherMode = 'clip' | 'fill';
 /** [[lhsContracting, rhsContracting], [lhsBatch, rhsBatch]], as lax.dot_general takes. */
 export type DotDimensionNumbers = [[number[], number[]], [number[], number[]]];
 
+/**
+ * lax.Precision of a dot_general, as JAX's GPU backend reads it for float32 operands: 'default' and 'high' let
+ * tensor cores round the operands to tf32 (10 mantissa bits), 'highest' keeps float32 accuracy. Other dtypes and
+ * the CPU ignore it.
+ */
+export type DotPrecision = MatmulPrecision;
+
 type UnaryParams = { [P in Exclude<UnaryPrimitive, 'round' | 'integer_pow' | 'reduce_precision'>]: Empty };
 
 export interface PrimitiveParams extends UnaryParams {
@@ -100,7 +108,8 @@ export interface PrimitiveParams extends UnaryParams {
   argmin: { axes: number[]; indexDtype: DType };
   cumsum: { axis: number; reverse: boolean }; cumprod: { axis: number; reverse: boolean };
   cummax: { axis: number; reverse: boolean }; cummin: { axis: number; reverse: boolean };
-  dot_general: { dimensionNumbers: DotDimensionNumbers; preferredElementType: DType | null };
+  /** precision: absent or null is 'default' */
+  dot_general: { dimensionNumbers: DotDimensionNumbers; preferredElementType: DType | null; precision?: DotPrecision | null };
   /** Identity whose tangent is zero (lax.stopGradient). */
   stop_gradient: Empty;
   /**

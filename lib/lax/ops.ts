@@ -9,7 +9,8 @@ import { bind1, bind } from '../core/bind.js';
 import { toArray } from '../core/coerce.js';
 import { type DType, castToInteger, checkUserDType, isFloating, isInteger, roundToDType } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
-import type { DotDimensionNumbers, GatherDimensionNumbers, GatherMode, ScatterDimensionNumbers } from '../core/primitives.js';
+import { PRECISION_NAMES, defaultMatmulPrecision } from '../core/config.js';
+import type { DotDimensionNumbers, DotPrecision, GatherDimensionNumbers, GatherMode, ScatterDimensionNumbers } from '../core/primitives.js';
 import { type PyTree, map as treeMap } from '../core/pytree.js';
 import { checkShape, normalizeAxis } from '../core/shape.js';
 
@@ -344,6 +345,31 @@ export const cumprod = cumulativeOp('cumprod');
 export const cummax = cumulativeOp('cummax');
 export const cummin = cumulativeOp('cummin');
 
+/**
+ * lax.Precision: how float32 operands of a dot or convolution may be rounded on an accelerator. DEFAULT and HIGH
+ * allow tf32 tensor cores on a GPU (as JAX's default there), HIGHEST keeps float32 accuracy; the CPU computes in
+ * float32 for all three. JAX's strings are accepted too ('default', 'high', 'highest', 'bfloat16',
+ * 'tensorfloat32', 'float32'), and a pair [lhs, rhs] means the more precise of the two.
+ */
+export const Precision = Object.freeze({ DEFAULT: 'default', HIGH: 'high', HIGHEST: 'highest' } as const);
+export type Precision = (typeof Precision)[keyof typeof Precision];
+
+const PRECISION_ORDER: DotPrecision[] = ['default', 'high', 'highest'];
+
+/** A precision option as dot_general's param: null for DEFAULT; absent, jax.config's jaxDefaultMatmulPrecision. */
+export function canonicalizePrecision(fn: string, precision: unknown): DotPrecision | null {
+  if (precision === undefined || precision === null) return defaultMatmulPrecision();
+  const one = (p: unknown): DotPrecision => {
+    const name = typeof p === 'string' ? PRECISION_NAMES[p.toLowerCase()] : undefined;
+    if (!name) throw new ValueError(`${fn}: precision must be a lax.Precision, one of ${Object.keys(PRECISION_NAMES).map((n) => `'${n}'`).join(', ')}, or a pair of them; got ${show(p)}`);
+    return name;
+  };
+  const pair = globalThis.Array.isArray(precision);
+  if (pair && precision.length !== 2) throw new ValueError(`${fn}: a precision pair must have two entries, got ${show(precision)}`);
+  const chosen = pair ? PRECISION_ORDER[Math.max(...precision.map((p) => PRECISION_ORDER.indexOf(one(p))))]! : one(precision);
+  return chosen === 'default' ? null : chosen;
+}
+
 export function dotGeneral(
   lhs: ArrayLike,
   rhs: ArrayLike,
@@ -354,7 +380,8 @@ export function dotGeneral(
   const l = toArray('lax.dotGeneral', lhs, 'lhs');
   const r = toArray('lax.dotGeneral', rhs, 'rhs');
   const pet = options.preferredElementType ? checkUserDType('lax.dotGeneral', options.preferredElementType, 'preferredElementType') : null;
-  return bind1('dot_general', [l, r], { dimensionNumbers, preferredElementType: pet });
+  const precision = canonicalizePrecision('lax.dotGeneral', options.precision);
+  return bind1('dot_general', [l, r], { dimensionNumbers, preferredElementType: pet, ...(precision ? { precision } : {}) });
 }
 
 export function dot(lhs: ArrayLike, rhs: ArrayLike, options: { precision?: unknown; preferredElementType?: DType | null } = {}): Array {

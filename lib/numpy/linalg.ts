@@ -2,17 +2,18 @@
 // lax.dot_general after NumPy's shape rules (jax/_src/numpy/lax_numpy.py and
 // einsum.py). Operands are promoted to a common dtype first; integers
 // accumulate in their own dtype unless `preferredElementType` asks for
-// another. `precision` is accepted and ignored, as on JAX's CPU backend.
+// another. `precision` goes to dot_general (float32 on a GPU: tf32 tensor
+// cores unless it is HIGHEST); the CPU computes in float32 whatever it says.
 import { Array, type ArrayLike } from '../core/array.js';
 import { type DType, checkUserDType, resultType } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
-import type { DotDimensionNumbers } from '../core/primitives.js';
+import type { DotDimensionNumbers, DotPrecision } from '../core/primitives.js';
 import { normalizeAxis } from '../core/shape.js';
 import * as lax from '../lax/ops.js';
 import { promote, typeOf } from './util.js';
 
 export interface DotOptions {
-  /** Accepted for JAX compatibility; the CPU kernels always accumulate in full precision. */
+  /** lax.Precision (or JAX's strings): HIGHEST keeps float32 operands float32-accurate on a GPU's tensor cores. */
   precision?: unknown;
   /** The dtype of the result (and of the accumulation), as lax.dot_general takes. */
   preferredElementType?: DType | null;
@@ -24,6 +25,7 @@ interface Operands {
   x: Array;
   y: Array;
   preferred: DType | null;
+  precision: DotPrecision | null;
 }
 
 function preferredOption(fn: string, options: DotOptions | undefined): DType | null {
@@ -35,12 +37,13 @@ function preferredOption(fn: string, options: DotOptions | undefined): DType | n
 function dotOperands(fn: string, a: unknown, b: unknown, options: DotOptions | undefined): Operands {
   checkOptions(fn, options, DOT_OPTIONS);
   const preferred = preferredOption(fn, options);
+  const precision = lax.canonicalizePrecision(fn, options?.precision);
   const [x, y] = promote(fn, a, b) as [Array, Array];
-  return { x, y, preferred };
+  return { x, y, preferred, precision };
 }
 
-function dotGeneral(x: Array, y: Array, dn: DotDimensionNumbers, preferred: DType | null): Array {
-  const out = lax.dotGeneral(x, y, dn, { preferredElementType: preferred });
+function dotGeneral(x: Array, y: Array, dn: DotDimensionNumbers, preferred: DType | null, precision: DotPrecision | null): Array {
+  const out = lax.dotGeneral(x, y, dn, { preferredElementType: preferred, precision });
   // an explicit preferredElementType gives a strongly typed result
   return preferred && out.weakType ? lax.convertWeak(out, preferred, false) : out;
 }
@@ -61,7 +64,7 @@ function argsort(values: number[]): number[] {
  */
 export function matmul(a: ArrayLike, b: ArrayLike, options: DotOptions = {}): Array {
   const fn = 'jnp.matmul';
-  const { x, y, preferred } = dotOperands(fn, a, b, options);
+  const { x, y, preferred, precision } = dotOperands(fn, a, b, options);
   [x, y].forEach((z, i) => {
     if (z.ndim < 1) throw new ValueError(`${fn}: operand ${i === 0 ? 'a' : 'b'} must have at least 1 dimension, got shape ${show(z.shape)}`);
   });
@@ -123,6 +126,7 @@ export function matmul(a: ArrayLike, b: ArrayLike, options: DotOptions = {}): Ar
     ys,
     [[[xs.ndim - 1], [ys.ndim - 1 - (yMat ? 1 : 0)]], [batchPairs.map((p) => p[0]), batchPairs.map((p) => p[1])]],
     preferred,
+    precision,
   );
   return lax.transpose(out, argsort([...batchOut, ...xFreeOut, ...yFreeOut]));
 }
@@ -134,24 +138,24 @@ export function matmul(a: ArrayLike, b: ArrayLike, options: DotOptions = {}): Ar
  */
 export function dot(a: ArrayLike, b: ArrayLike, options: DotOptions = {}): Array {
   const fn = 'jnp.dot';
-  const { x, y, preferred } = dotOperands(fn, a, b, options);
-  if (x.ndim === 0 || y.ndim === 0) return dotGeneral(x, y, [[[], []], [[], []]], preferred);
+  const { x, y, preferred, precision } = dotOperands(fn, a, b, options);
+  if (x.ndim === 0 || y.ndim === 0) return dotGeneral(x, y, [[[], []], [[], []]], preferred, precision);
   const xc = x.ndim - 1;
   const yc = y.ndim === 1 ? 0 : y.ndim - 2;
   if (x.shape[xc] !== y.shape[yc]) {
     throw new TypeError(`${fn}: shapes ${show(x.shape)} and ${show(y.shape)} are not aligned: ${x.shape[xc]} (dim ${xc} of a) != ${y.shape[yc]} (dim ${yc} of b)`);
   }
-  return dotGeneral(x, y, [[[xc], [yc]], [[], []]], preferred);
+  return dotGeneral(x, y, [[[xc], [yc]], [[], []]], preferred, precision);
 }
 
 /** jnp.vdot(a, b, { precision, preferredElementType }): the dot product of the flattened operands. */
 export function vdot(a: ArrayLike, b: ArrayLike, options: DotOptions = {}): Array {
   const fn = 'jnp.vdot';
-  const { x, y, preferred } = dotOperands(fn, a, b, options);
+  const { x, y, preferred, precision } = dotOperands(fn, a, b, options);
   if (x.size !== y.size) {
     throw new ValueError(`${fn}: a and b must have the same number of elements, got shapes ${show(x.shape)} and ${show(y.shape)}`);
   }
-  return dotGeneral(lax.reshape(x, [x.size]), lax.reshape(y, [y.size]), [[[0], [0]], [[], []]], preferred);
+  return dotGeneral(lax.reshape(x, [x.size]), lax.reshape(y, [y.size]), [[[0], [0]], [[], []]], preferred, precision);
 }
 
 function axisList(fn: string, axes: unknown, ndim: number, arg: string): number[] {
@@ -169,7 +173,7 @@ function axisList(fn: string, axes: unknown, ndim: number, arg: string): number[
  */
 export function tensordot(a: ArrayLike, b: ArrayLike, axes: number | [number | number[], number | number[]] = 2, options: DotOptions = {}): Array {
   const fn = 'jnp.tensordot';
-  const { x, y, preferred } = dotOperands(fn, a, b, options);
+  const { x, y, preferred, precision } = dotOperands(fn, a, b, options);
   let xAxes: number[];
   let yAxes: number[];
   if (typeof axes === 'number') {
@@ -195,7 +199,7 @@ export function tensordot(a: ArrayLike, b: ArrayLike, axes: number | [number | n
       throw new ValueError(`${fn}: shapes ${show(x.shape)} and ${show(y.shape)} differ in contracted axes: dim ${d} of a (${x.shape[d]}) != dim ${yAxes[i]} of b (${y.shape[yAxes[i]!]})`);
     }
   });
-  return dotGeneral(x, y, [[xAxes, yAxes], [[], []]], preferred);
+  return dotGeneral(x, y, [[xAxes, yAxes], [[], []]], preferred, precision);
 }
 
 /** jnp.outer(a, b): out[i, j] = a.flat[i] * b.flat[j]. */
@@ -334,6 +338,7 @@ export function einsum(subscripts: string, ...args: (ArrayLike | DotOptions)[]):
   const { operands: raw, options } = splitOptions(args);
   checkOptions(fn, options, DOT_OPTIONS);
   const preferred = preferredOption(fn, options);
+  const precision = lax.canonicalizePrecision(fn, options?.precision);
   if (raw.length === 0) throw new ValueError(`${fn}: at least one operand is required`);
   const operands = promote(fn, ...raw);
   const weak = resultType(...raw.map((o, i) => typeOf(fn, o, `operands[${i}]`))).weak;
@@ -414,6 +419,7 @@ export function einsum(subscripts: string, ...args: (ArrayLike | DotOptions)[]):
       y,
       [[idx(acc.labels, contract), idx(next.labels, contract)], [idx(acc.labels, batch), idx(next.labels, batch)]],
       preferred,
+      precision,
     );
     acc = { x, labels: [...batch, ...accFree, ...nextFree] };
   }

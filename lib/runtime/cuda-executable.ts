@@ -195,7 +195,7 @@ export class CudaExecutable implements ProgramExecutable {
     steps.forEach((s, k) => {
       if (s.kind !== 'launch') return;
       const alignments = s.buffers.map((id) => Math.min(16, this.#alignment(id)));
-      this.#sources.set(k, renderCuda(s.kernel, s.params, { alignments }));
+      this.#sources.set(k, renderCuda(s.kernel, s.params, { alignments, gemm: backend.gemmTarget(s.kernel, s.params, alignments) }));
     });
     for (const [k, layout] of plan.calls) {
       const p = layout.plans;

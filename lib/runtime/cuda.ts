@@ -19,7 +19,11 @@
 import type { BufferRef, Plan } from '../compiler/lower.js';
 import type { ProgramPlan, ScanPrefetchMode } from '../compiler/plan.js';
 import { kernelJson } from '../compiler/kernel-ir.js';
-import { type CudaKernelSource, renderCuda } from '../compiler/render/cuda.js';
+import { type CudaKernelSource, bufferCount, renderCuda } from '../compiler/render/cuda.js';
+import type { Kernel } from '../compiler/kernel-ir.js';
+import type { GemmTarget } from '../compiler/render/cuda-dot.js';
+import { forcedGemmPath } from '../compiler/render/cuda-decisions.js';
+import { type GemmTuningStore, type TuningDevice, gemmTargetFor, gemmTuningStore } from './gemm-autotune.js';
 import { itemsize } from '../core/dtype.js';
 import { DeviceLostError, ResourceExhaustedError, show, ValueError } from '../core/errors.js';
 import type { ShapedArray } from '../core/primitives.js';
@@ -116,11 +120,11 @@ const renderedKernels = new Map<string, CudaKernelSource>();
 /** Each eager plan's launches rendered, and what a failure names, once per plan (plans are cached: runtime/eager.ts). */
 const renderedPlans = new WeakMap<Plan, { source: CudaKernelSource; label: string }[]>();
 
-function renderPlan(plan: Plan): { source: CudaKernelSource; label: string }[] {
+function renderPlan(plan: Plan, backend: CudaBackend): { source: CudaKernelSource; label: string }[] {
   let rendered = renderedPlans.get(plan);
   if (!rendered) {
     rendered = plan.launches.map((l) => {
-      const source = render(l.kernel, l.params);
+      const source = render(l.kernel, l.params, backend);
       return { source, label: `kernel '${source.name}'` };
     });
     renderedPlans.set(plan, rendered);
@@ -128,11 +132,13 @@ function renderPlan(plan: Plan): { source: CudaKernelSource; label: string }[] {
   return rendered;
 }
 
-function render(kernel: Plan['launches'][number]['kernel'], params: readonly number[]): CudaKernelSource {
-  const key = `${kernelJson(kernel)}|${params.join(',')}`;
+function render(kernel: Plan['launches'][number]['kernel'], params: readonly number[], backend: CudaBackend): CudaKernelSource {
+  const key = `${kernelJson(kernel)}|${params.join(',')}|${kernel.kind === 'dot' ? `${backend.target.arch}|${forcedGemmPath() ?? ''}` : ''}`;
   let rendered = renderedKernels.get(key);
   if (!rendered) {
-    rendered = renderCuda(kernel, params);
+    // eager buffers come from the allocator: 16-byte aligned at least
+    const alignments = new globalThis.Array<number>(bufferCount(kernel)).fill(16);
+    rendered = renderCuda(kernel, params, { alignments, gemm: backend.gemmTarget(kernel, params, alignments) });
     renderedKernels.set(key, rendered);
   }
   return rendered;
@@ -163,6 +169,46 @@ export class CudaBackend implements Backend {
     const target = cudaTarget(info.computeCapability, probe.nvrtcVersion, probe.nvrtcArchs);
     this.target = probe.emulated ? { ...target, emulator: emulatorIdentity(probe.emulator) } : target;
     this.health = new DeviceHealth(`CUDADevice(id=${info.ordinal})`, probe.emulated === true);
+  }
+
+  #gemmStore: GemmTuningStore | undefined;
+
+  /**
+   * What the renderer needs to know of this device for a dot (gemm-autotune.ts): its compute capability and the
+   * tiling tuned for the dot's shape class, tuning it now when it is the class's first dot on a real GPU.
+   */
+  gemmTarget(kernel: Kernel, params: readonly number[], alignments: readonly number[]): GemmTarget | undefined {
+    if (kernel.kind !== 'dot') return undefined;
+    const [major, minor] = this.info.computeCapability;
+    this.#gemmStore ??= gemmTuningStore(this.info.name, this.target.nvrtcVersion, this.target.arch);
+    return gemmTargetFor(kernel, params, alignments, { sm: major * 10 + minor, emulated: this.target.emulator !== undefined, store: this.#gemmStore, runner: () => this.#tuningDevice() });
+  }
+
+  #tuningDevice(): TuningDevice {
+    const handles = (buffers: readonly { handle: unknown }[]) => buffers.map((b) => (b as CudaBuffer).handle as CudaBufferHandle);
+    return {
+      loadKernelsSync: (sources) => this.loadKernelsSync(sources),
+      fromHost: (bytes) => this.fromHost(bytes),
+      toHostSync: (buffer) => this.toHostSync(buffer as CudaBuffer),
+      free: (buffer) => this.free(buffer as CudaBuffer),
+      launch: (fn, source, buffers) => {
+        this.guarded(() => native().cudaLaunch(fn as CudaFunctionHandle, source.grid, source.block, source.sharedMemBytes, handles(buffers)));
+      },
+      time: (fn, source, buffers) => {
+        const reps = 5;
+        const program = this.guarded(() => native().cudaProgramCreate(this.info.handle, {
+          slotBytes: buffers.map((b) => (b as CudaBuffer).nbytes), arenaBytes: 0, events: 0, graph: false,
+          ops: globalThis.Array.from({ length: reps }, () => ({
+            op: 'launch' as const, function: fn as CudaFunctionHandle, grid: source.grid, block: source.block, sharedMemBytes: source.sharedMemBytes,
+            args: buffers.map((_, i) => [i, 0] as const),
+          })),
+        }));
+        this.guarded(() => native().cudaProgramRunTimed(program, handles(buffers))); // warm-up: loads, clocks
+        const times = this.guarded(() => native().cudaProgramRunTimed(program, handles(buffers)));
+        const each = globalThis.Array.from({ length: reps }, (_, i) => times[2 * i + 1]! - times[2 * i]!).sort((a, b) => a - b);
+        return each[Math.floor(reps / 2)]!;
+      },
+    };
   }
 
   /** The device's context generation: raised by each reset after a loss (executables rebuild their programs). */
@@ -419,7 +465,7 @@ export class CudaBackend implements Backend {
           case 'temp': return temps[ref.index]!;
         }
       };
-      const rendered = renderPlan(plan);
+      const rendered = renderPlan(plan, this);
       const launches = plan.launches.map((l, k) => ({ source: rendered[k]!.source, label: rendered[k]!.label, buffers: l.buffers.map(resolve) }));
       const job: Job = { kind: 'job', launches, inputs: ins, outputs: outs, temps, done: false };
       // the usual case, every kernel loaded: no sets or filters (host time per eager op)

@@ -115,7 +115,7 @@ export function emulatorIdentity(emulator: string): string {
   if (emulatorIdentityMemo !== undefined) return emulatorIdentityMemo;
   const root = jaxonPackageRoot();
   const hash = createHash('sha256').update(emulator);
-  for (const file of ['jaxon_emu.h', 'emu_abi.h']) {
+  for (const file of ['jaxon_emu.h', 'emu_abi.h', 'jaxon_emu_tensor.h']) {
     try {
       hash.update(root ? fs.readFileSync(path.join(root, 'cuda', 'emulator', file)) : `no package root for ${file}`);
     } catch {

@@ -11,7 +11,7 @@ import { type ShapeDtypeLike, isArrayLike, isShapeDtypeLike, shapeDtypeAval, toA
 import { DeviceLostError, ResourceExhaustedError, ValueError, checkOptions, show } from '../core/errors.js';
 import { flatten, type PyTree, type TreeDef, treeDefToString, unflatten } from '../core/pytree.js';
 import { type ShapedArray, avalKey } from '../core/primitives.js';
-import { x64Enabled } from '../core/config.js';
+import { traceConfigKey } from '../core/config.js';
 import { canonicalizeDType } from '../core/dtype.js';
 import type { ProgramExecutable } from '../runtime/backend.js';
 import { lostArrays } from '../runtime/cuda-health.js';
@@ -246,8 +246,9 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
     // JS booleans are static wherever they sit (a traced one would be truthy in `flag ? a : b`, a silent wrong
     // branch JS gives no way to trap): their values key the cache and the function sees them as they are
     const booleans = leaves.map((l) => (l === true ? 'T' : l === false ? 'F' : '')).join('');
-    // traces made with x64 on and off differ (dtypes asked for inside are canonicalized), so the setting keys them too
-    const key = `${x64Enabled() ? 'x64|' : ''}${treeDefToString(inTree)}|${avals.map(avalKey).join(';')}|${[...statics].sort().map((i) => `${i}=${staticKey(args[i], i)}`).join(';')}|${booleans}`;
+    // traces made with x64 on and off differ (dtypes asked for inside are canonicalized), as do those made with another
+    // default matmul precision (baked into each dot_general), so the settings key them too
+    const key = `${traceConfigKey()}${treeDefToString(inTree)}|${avals.map(avalKey).join(';')}|${[...statics].sort().map((i) => `${i}=${staticKey(args[i], i)}`).join(';')}|${booleans}`;
     const donated = new Set<number>();
     if (donateArgnums.length) {
       // the leaves of each donated argument (flattening each argument again only when something is donated)
@@ -306,9 +307,9 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
   // of the same avals in the same places has the same cache key, so it reuses the entry without flattening the
   // arguments or building the key (host time per call is the cost of a small jitted function).
   const plainCalls = staticArgnums.length === 0 && donateArgnums.length === 0 && options.inShardings == null;
-  let last: { entry: CacheEntry; x64: boolean } | undefined;
+  let last: { entry: CacheEntry; config: string } | undefined;
   const sameAsLast = (args: unknown[]): CacheEntry | undefined => {
-    if (!last || args.length !== last.entry.avals.length || last.x64 !== x64Enabled()) return undefined;
+    if (!last || args.length !== last.entry.avals.length || last.config !== traceConfigKey()) return undefined;
     for (let i = 0; i < args.length; i++) {
       const a = args[i];
       const av = last.entry.avals[i]!;
@@ -348,7 +349,7 @@ export function jit<F extends (...args: never[]) => unknown>(fn: F, options: Jit
     const { entry, arrays: maybe, leaves, donated } = fast ? { entry: fast, arrays: args as Array[], leaves: args, donated: noDonation } : prepare(args);
     // (only entries the cache keeps: one closing over an outer transformation's tracers is valid only there)
     if (plainCalls && !fast && leaves.length === args.length && args.every((a) => a instanceof Array && !a.isTracer) && !entry.closed.consts.some((c) => c.isTracer)) {
-      last = { entry, x64: x64Enabled() };
+      last = { entry, config: traceConfigKey() };
     }
     // a call always passes values (only lower() passes ShapeDtypeStructs), converted to the traced dtypes
     const arrays = (maybe as Array[]).map((a, i) => {

@@ -14,7 +14,7 @@ import { ValueError, show } from '../core/errors.js';
 import type { ShapedArray } from '../core/primitives.js';
 import { type PyTree, type TreeDef, flatten, treeDefToString } from '../core/pytree.js';
 import type { ClosedJaxpr } from '../trace/jaxpr.js';
-import { CUDA_ALIGNMENT, type KernelInfo, type MemoryAnalysis, cudaKernels, memoryAnalysis } from '../compiler/analysis.js';
+import { CUDA_ALIGNMENT, type GemmTargetOf, type KernelInfo, type MemoryAnalysis, cudaKernels, memoryAnalysis } from '../compiler/analysis.js';
 import { type CostAnalysis, jaxprCost } from '../compiler/cost.js';
 import { describePlan } from '../compiler/describe-plan.js';
 import { type ProgramPlan, planJaxpr } from '../compiler/plan.js';
@@ -108,7 +108,9 @@ function makeCompiled(lowered: Lowered, info: LoweredInfo): Compiled {
     : planJaxpr(lowered.jaxpr.jaxpr, lowered.jaxpr.consts, { alignment: CUDA_ALIGNMENT, prefetchScanInputs: scanPrefetchMode(), donated: info.donated });
   let kernels: KernelInfo[] | undefined;
   const listKernels = (): KernelInfo[] => {
-    kernels ??= platform === 'cpu' ? cpuKernels(info.executable(device!)) : cudaKernels(plan);
+    // on a CUDA device, dots render for it (its compute capability, the autotune's tilings) as its executable did
+    const gemm = (device?.backend as { gemmTarget?: GemmTargetOf } | undefined)?.gemmTarget?.bind(device!.backend);
+    kernels ??= platform === 'cpu' ? cpuKernels(info.executable(device!)) : cudaKernels(plan, undefined, undefined, gemm);
     return kernels;
   };
   const call = (...args: unknown[]) => {

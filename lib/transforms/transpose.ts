@@ -145,7 +145,8 @@ const selectTranspose: TransposeRule<'select_n'> = (ct, [which, ...cases]) => {
 };
 
 /** JAX's _dot_general_transpose_lhs: contract the cotangent with the other operand, then put the axes back in order. */
-function dotTransposeLhs(g: Array, x: ShapedArray, y: Array, dn: DotDimensionNumbers, swapAns: boolean): Array {
+function dotTransposeLhs(g: Array, x: ShapedArray, y: Array, dn: DotDimensionNumbers, swapAns: boolean, params: PrimitiveParams['dot_general']): Array {
+  const { precision, preferredElementType } = params;
   const [[xContract, yContract], [xBatch, yBatch]] = dn;
   const remaining = (n: number, ...removed: number[][]) => range(n).filter((i) => !removed.some((r) => r.includes(i)));
   const xKept = remaining(x.shape.length, xContract, xBatch);
@@ -155,18 +156,20 @@ function dotTransposeLhs(g: Array, x: ShapedArray, y: Array, dn: DotDimensionNum
   const ansY = swapAns ? range(yKept.length).map((i) => nb + i) : range(yKept.length).map((i) => nb + xKept.length + i);
   const dims: DotDimensionNumbers = [[ansY, yKept], [ansBatch, [...yBatch]]];
   const gIn = g.dtype === y.dtype ? g : bind1('convert_element_type', [g], { newDtype: y.dtype, weakType: g.weakType });
-  const product = bind1('dot_general', [gIn, y], { dimensionNumbers: dims, preferredElementType: null });
+  // the primal's preferredElementType (JAX's rule): a float32 x float32 -> float64 dot transposes into a float64 product
+  const product = bind1('dot_general', [gIn, y], { dimensionNumbers: dims, preferredElementType, ...(precision ? { precision } : {}) });
   const xContractSortedByY = argsort(yContract).map((i) => xContract[i]!);
   const outAxes = argsort([...xBatch, ...xKept, ...xContractSortedByY]);
   const result = outAxes.every((a, i) => a === i) ? product : bind1('transpose', [product], { permutation: outAxes });
   return result.dtype === x.dtype ? result : bind1('convert_element_type', [result], { newDtype: x.dtype, weakType: x.weakType });
 }
 
-const dotGeneralTranspose: TransposeRule<'dot_general'> = (ct, [x, y], { dimensionNumbers }) => {
+const dotGeneralTranspose: TransposeRule<'dot_general'> = (ct, [x, y], params) => {
   if (isUndefined(x!) && isUndefined(y!)) nonLinearOperand('dot_general', 'two operands at once');
+  const { dimensionNumbers } = params;
   const [[xc, yc], [xb, yb]] = dimensionNumbers;
-  if (isUndefined(x!)) return [dotTransposeLhs(ct, x.aval, y as Array, dimensionNumbers, false), null];
-  return [null, dotTransposeLhs(ct, (y as UndefinedPrimal).aval, x as Array, [[yc, xc], [yb, xb]], true)];
+  if (isUndefined(x!)) return [dotTransposeLhs(ct, x.aval, y as Array, dimensionNumbers, false, params), null];
+  return [null, dotTransposeLhs(ct, (y as UndefinedPrimal).aval, x as Array, [[yc, xc], [yb, xb]], true, params)];
 };
 
 const gatherTranspose: TransposeRule<'gather'> = (ct, [x, idx], { dimensionNumbers: dn, mode }) => {

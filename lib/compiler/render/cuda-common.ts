@@ -41,6 +41,8 @@ export interface RenderedKernel {
   strategy: string;
   /** the named choices behind it (cuda-decisions.ts), one header line each */
   decisions?: readonly Decision<unknown>[];
+  /** dynamic shared memory the launch needs (default 0: all shared memory static) */
+  sharedMemBytes?: number;
 }
 
 /** Index arithmetic width: 32-bit when every magnitude (sizes, offsets) plus a grid-stride overshoot fits in int32. */

@@ -4,7 +4,7 @@
 // kernel's header records its decisions (`// decision <name>: <choice>
 // (<why>)`), which `Compiled.kernels()` shows.
 import { type DType, itemsize } from '../../core/dtype.js';
-import { BLOCK, MAX_GRID, TARGET_BLOCKS, strideGrid } from './cuda-common.js';
+import { BLOCK, MAX_GRID, SM_COUNT, TARGET_BLOCKS, strideGrid } from './cuda-common.js';
 
 export interface Decision<T> {
   /** What was decided: 'vector width', 'reduction strategy', ... */
@@ -22,8 +22,10 @@ export function decisionComment(d: Decision<unknown>): string {
 function describeChoice(choice: unknown): string {
   if (choice === null) return 'none';
   if (typeof choice !== 'object') return String(choice);
-  const c = choice as ReductionStrategy | DotTiling | TransposeTiling | GridStrideLaunch;
+  const c = choice as ReductionStrategy | DotTiling | TransposeTiling | GridStrideLaunch | GemmTiling | WgmmaTiling;
   if ('kind' in c) return describeStrategy(c);
+  if ('blockM' in c) return describeGemmTiling(c);
+  if ('blockN' in c) return `128x${c.blockN}x64 block tiles, 1 producer and 2 consumer warpgroups (m64n${c.blockN}k16), ${c.stages} stages, persistent`;
   if ('tileM' in c) return `${c.tileM}x${c.tileN} output tiles, ${c.tileK}-deep k steps, ${c.threads} threads`;
   if ('axis' in c) return `32x32 tiles of axes ${c.axis} and innermost, input(s) ${c.inputs.join(', ')}`;
   return `grid ${c.grid} x block ${c.block}`;
@@ -71,6 +73,138 @@ export function dotTiling(f: { M: number; N: number; K: number }): Decision<DotT
     choice,
     why: idle.length ? `one tile shape for all sizes (${idle.join(', ')} fills part of a tile)` : 'one tile shape for all sizes; 4x4 outputs per thread reuse each loaded element 4 times',
   };
+}
+
+/** How a float dot is computed: the SIMT kernel (cuda-dot.ts), mma.sync tensor cores or wgmma (cuda-gemm.ts). */
+export type GemmPath = 'simt' | 'mma' | 'wgmma';
+export const GEMM_PATHS: readonly GemmPath[] = ['simt', 'mma', 'wgmma'];
+
+/** JAXON_GEMM=simt|mma|wgmma forces a path where the dtypes allow it (experiments, tests); unset or 'auto': null. */
+export function forcedGemmPath(): GemmPath | null {
+  const value = process.env['JAXON_GEMM'];
+  if (value === undefined || value === '' || value === 'auto') return null;
+  if (!(GEMM_PATHS as readonly string[]).includes(value)) throw new RangeError(`JAXON_GEMM must be simt, mma, wgmma or auto, got ${JSON.stringify(value)}`);
+  return value as GemmPath;
+}
+
+/** The facts a dot's GEMM path and tiles depend on. */
+export interface GemmFacts {
+  B: number;
+  M: number;
+  N: number;
+  K: number;
+  inputDtype: DType;
+  outputDtype: DType;
+  /** float32 operands at Precision.HIGHEST (3xTF32: three products per step) */
+  highest: boolean;
+  /** the device's compute capability as major * 10 + minor (90: sm_90) */
+  sm: number;
+  /** JAXON_GEMM */
+  forced: GemmPath | null;
+}
+
+const TENSOR_CORE_DTYPES: readonly DType[] = ['float32', 'bfloat16', 'float16'];
+
+/**
+ * Tensor cores (mma.sync, sm_80 and later) for float32, bfloat16 and float16 operands with a float32, bfloat16 or
+ * float16 result, f32 accumulation; float32 operands as tf32 (JAX's default on a GPU) or, at Precision.HIGHEST,
+ * split into two tf32 parts (3xTF32: float32 accuracy). Integers (exact wrapping sums), float64 and a float64
+ * result (double accumulation) stay on the SIMT kernel, as does everything when JAXON_GEMM=simt. Hopper's wgmma
+ * kernel (cuda-wgmma.ts: bfloat16 and float16 on sm_90a) runs where JAXON_GEMM=wgmma asks for it or the autotune
+ * measured it faster; the heuristic alone keeps mma.sync until a GPU has measured both.
+ */
+export function gemmPath(f: GemmFacts): Decision<GemmPath> {
+  const name = 'gemm path';
+  if (!TENSOR_CORE_DTYPES.includes(f.inputDtype)) {
+    return { name, choice: 'simt', why: `${f.inputDtype} operands: ${f.inputDtype === 'float64' ? 'double' : 'exact integer'} accumulation on the SIMT kernel` };
+  }
+  if (!TENSOR_CORE_DTYPES.includes(f.outputDtype)) return { name, choice: 'simt', why: `a ${f.outputDtype} result: ${f.outputDtype === 'float64' ? 'double' : 'exact'} accumulation on the SIMT kernel` };
+  if (f.forced === 'simt') return { name, choice: 'simt', why: 'JAXON_GEMM=simt' };
+  if (f.sm < 80) return { name, choice: 'simt', why: `sm_${f.sm} has no bf16/tf32 mma.sync (sm_80 and later)` };
+  const operands = f.inputDtype === 'float32' ? (f.highest ? 'float32 as 3xTF32 (Precision.HIGHEST)' : 'float32 as tf32 (default precision)') : f.inputDtype;
+  if (f.forced === 'wgmma') {
+    if (f.sm === 90 && f.inputDtype !== 'float32') return { name, choice: 'wgmma', why: `JAXON_GEMM=wgmma: Hopper's warpgroup MMA, ${operands}, f32 accumulation` };
+    const instead = f.sm !== 90 ? `wgmma needs sm_90a, this is sm_${f.sm}` : 'the wgmma kernel takes bfloat16 and float16 (no tf32 yet)';
+    return { name, choice: 'mma', why: `JAXON_GEMM=wgmma, but ${instead}: mma.sync, ${operands}, f32 accumulation` };
+  }
+  return { name, choice: 'mma', why: `tensor cores: mma.sync, ${operands}, f32 accumulation${f.forced === 'mma' ? ' (JAXON_GEMM=mma)' : ''}` };
+}
+
+/** Tiles of the tensor-core GEMM (cuda-gemm.ts): block tile, warps, k depth per stage, pipeline stages, K splits. */
+export interface GemmTiling {
+  blockM: number;
+  blockN: number;
+  /** k elements per pipeline stage (64 bytes of each operand row) */
+  blockK: number;
+  warpsM: number;
+  warpsN: number;
+  stages: number;
+  /** blocks sharing one output tile's K range; the last to finish adds the partials in split order */
+  splitK: number;
+}
+
+/** Block tiles the heuristic and the autotune choose from: [blockM, blockN, warpsM, warpsN], biggest first. */
+const GEMM_TILES: readonly (readonly [number, number, number, number])[] = [
+  [128, 256, 2, 4], [128, 128, 2, 2], [128, 64, 2, 2], [64, 128, 2, 2], [64, 64, 2, 2], [32, 64, 1, 2], [64, 32, 2, 1], [32, 32, 1, 1],
+];
+/** Partial sums of split-K live in a module-scope workspace of at most this many floats. */
+const SPLIT_K_WORKSPACE = 1 << 22;
+
+/** The tiling for one block tile, with stages and split-K fitted to the sizes. */
+export function gemmTilingFor(f: GemmFacts, [blockM, blockN, warpsM, warpsN]: readonly [number, number, number, number]): GemmTiling {
+  const e = itemsize(f.inputDtype);
+  const blockK = 64 / e;
+  const kTiles = Math.ceil(f.K / blockK);
+  const tiles = f.B * Math.ceil(f.M / blockM) * Math.ceil(f.N / blockN);
+  let splitK = 1;
+  if (tiles > 0 && tiles < SM_COUNT / 2 && kTiles >= 8) {
+    splitK = Math.min(Math.ceil(SM_COUNT / tiles), Math.floor(kTiles / 4), 16);
+    while (splitK > 1 && splitK * f.B * f.M * f.N > SPLIT_K_WORKSPACE) splitK--;
+  }
+  const stages = Math.max(2, Math.min(4, Math.ceil(kTiles / splitK)));
+  return { blockM, blockN, blockK, warpsM, warpsN, stages, splitK };
+}
+
+/** Every block tile that suits the sizes (none much larger than M or N), biggest first: the autotune's candidates. */
+export function gemmCandidates(f: GemmFacts): GemmTiling[] {
+  const cap = (n: number) => (n <= 32 ? 32 : n <= 64 ? 64 : n <= 128 ? 128 : 256);
+  // 3xTF32 keeps two fragments of each operand: warp tiles of 64x64 would spill
+  const fits = ([bm, bn, wm, wn]: readonly number[]) => bm! <= cap(f.M) && bn! <= cap(f.N) && !(f.highest && (bm! / wm!) * (bn! / wn!) > 64 * 32);
+  return GEMM_TILES.filter(fits).map((t) => gemmTilingFor(f, t));
+}
+
+/**
+ * The largest block tile that still gives one wave of tiles (132 SMs), as CUTLASS's heuristics: big tiles load
+ * each operand element fewer times; a problem with fewer tiles than SMs takes 64x64 tiles (or smaller where M or N
+ * is) and splits K over blocks when K is long (skinny shapes), the partials added in a fixed order (deterministic).
+ * 64-byte k steps (32 bf16/f16, 16 f32), 2 to 4 cp.async stages.
+ */
+export function gemmTiling(f: GemmFacts): Decision<GemmTiling> {
+  const candidates = gemmCandidates(f);
+  const tiles = (t: GemmTiling) => f.B * Math.ceil(f.M / t.blockM) * Math.ceil(f.N / t.blockN);
+  const filling = candidates.find((t) => tiles(t) >= SM_COUNT);
+  const choice = filling ?? candidates.find((t) => t.blockM * t.blockN <= 64 * 64) ?? candidates[candidates.length - 1]!;
+  const why = filling
+    ? `${tiles(choice)} tiles fill ${SM_COUNT} SMs`
+    : `${tiles(choice)} tile(s) cannot fill ${SM_COUNT} SMs${choice.splitK > 1 ? `: K = ${f.K} split over ${choice.splitK} blocks` : ''}`;
+  return { name: 'gemm tiling', choice, why };
+}
+
+/** The wgmma kernel's shape (cuda-wgmma.ts): 128-row block tiles, blockN = one wgmma's N, pipeline stages. */
+export interface WgmmaTiling {
+  blockN: 64 | 128;
+  stages: number;
+}
+
+/** blockN 64 where N fits it (less idle work), else 128; 2 to 4 stages of 64-deep k steps (32 KiB each at 128). */
+export function wgmmaTiling(f: { N: number; K: number }): Decision<WgmmaTiling> {
+  const blockN = f.N <= 64 ? 64 : 128;
+  const stages = Math.max(2, Math.min(4, Math.ceil(f.K / 64)));
+  return { name: 'wgmma tiling', choice: { blockN, stages }, why: `N = ${f.N}${blockN === 64 ? ' fits 64' : ''}; K = ${f.K}: ${Math.ceil(f.K / 64)} k steps` };
+}
+
+function describeGemmTiling(t: GemmTiling): string {
+  return `${t.blockM}x${t.blockN}x${t.blockK} block tiles, ${t.warpsM}x${t.warpsN} warps of ${t.blockM / t.warpsM}x${t.blockN / t.warpsN}, ${t.stages} stages${t.splitK > 1 ? `, split-K ${t.splitK}` : ''}`;
 }
 
 /** Which inputs of an elementwise kernel go through shared-memory tiles, and along which output axis they are contiguous. */

@@ -28,16 +28,18 @@
 //    over several blocks when the outputs alone cannot fill the GPU (full
 //    reductions): each block writes a partial, the last block of each output
 //    (atomic ticket) merges the partials in a fixed order.
-//  - Dot: 64x64 output tiles, 16-deep k steps through shared memory, 256
-//    threads with 4x4 outputs each, accumulated in double like the C
-//    renderer and in the same k order, so sums round the same way; the
-//    epilogue runs on each product element as it is stored.
+//  - Dot: float32, bfloat16 and float16 on tensor cores (cuda-gemm.ts:
+//    mma.sync, cp.async pipelines, block / warp tiles and stages chosen per
+//    shape, split-K for skinny shapes, f32 accumulation); integers and
+//    float64 on the SIMT kernel (cuda-dot.ts: 64x64 output tiles, 16-deep k
+//    steps, 256 threads with 4x4 outputs each). Both run the epilogue on
+//    each product element as it is stored.
 //  - Scatter: all blocks copy the operand, the last block applies the updates
 //    in XLA's sequential order (parallel over window elements when windows of
 //    different updates can only meet at the same window element).
 // Index arithmetic is 32-bit when every size and offset fits in int32, 64-bit
-// otherwise. All shared memory is static, so sharedMemBytes (the dynamic
-// amount) is 0. Two-stage reductions and scatter keep their partials and
+// otherwise. Shared memory is static (sharedMemBytes, the dynamic amount, is
+// 0) except in the tensor-core GEMM, whose pipeline stages are dynamic. Two-stage reductions and scatter keep their partials and
 // ticket counters in module-scope __device__ arrays named after the kernel:
 // launches of one loaded module must not overlap (one compute stream).
 // Float arithmetic uses the __f*_rn intrinsics, so --fmad and --prec-div
@@ -54,7 +56,7 @@ import {
 } from './cuda-common.js';
 import { ParamReader } from './cuda-params.js';
 import { reduce } from './cuda-reduce.js';
-import { dot } from './cuda-dot.js';
+import { type GemmTarget, dot } from './cuda-dot.js';
 import { indexed } from './cuda-indexed.js';
 import { decisionComment, elementwiseVectorWidth, gridStrideLaunch, transposeTiling } from './cuda-decisions.js';
 
@@ -74,6 +76,8 @@ export interface RenderCudaOptions {
   name?: string;
   /** byte alignment of each buffer's address, in the kernel's buffer order (default 16 for all) */
   alignments?: number[];
+  /** for dots: the GPU's compute capability, a forced GEMM path, an autotuned tiling (cuda-dot.ts) */
+  gemm?: GemmTarget;
 }
 
 const C_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -100,7 +104,7 @@ export function bufferCount(k: Kernel): number {
 /** Renders a kernel for the exact run-time params (sizes and strides become compile-time constants). */
 export function renderCuda(kernel: Kernel, params: readonly number[], options: RenderCudaOptions = {}): CudaKernelSource {
   for (const key of Object.keys(options)) {
-    if (key !== 'name' && key !== 'alignments') throw new TypeError(`renderCuda: unknown option ${JSON.stringify(key)} (expected name, alignments)`);
+    if (key !== 'name' && key !== 'alignments' && key !== 'gemm') throw new TypeError(`renderCuda: unknown option ${JSON.stringify(key)} (expected name, alignments, gemm)`);
   }
   if (!globalThis.Array.isArray(params) || params.some((p) => !Number.isSafeInteger(p))) {
     throw new TypeError(`renderCuda: params must be an array of integers, got ${JSON.stringify(params)}`);
@@ -110,19 +114,21 @@ export function renderCuda(kernel: Kernel, params: readonly number[], options: R
   if (!globalThis.Array.isArray(alignments) || alignments.length !== count || alignments.some((a) => !Number.isInteger(a) || a < 1 || (a & (a - 1)) !== 0)) {
     throw new TypeError(`renderCuda: alignments must be ${count} powers of two (one per buffer of ${kernel.kind} kernel), got ${JSON.stringify(alignments)}`);
   }
-  const specialization = `${exactJson(kernel)}|${params.join(',')}|${alignments.join(',')}`;
+  const gemm = kernel.kind === 'dot' ? options.gemm ?? {} : {};
+  const specialization = `${exactJson(kernel)}|${params.join(',')}|${alignments.join(',')}${kernel.kind === 'dot' && Object.keys(gemm).length ? `|${JSON.stringify(gemm)}` : ''}`;
   const name = options.name ?? `${kernelName(kernel).slice(0, 48).replace(/_+$/, '')}_${shortHash(specialization)}`;
   if (typeof name !== 'string' || !C_IDENTIFIER.test(name)) {
     throw new TypeError(`renderCuda: name must be a C identifier, got ${JSON.stringify(options.name)}`);
   }
-  const r = renderKernel(kernel, params, alignments, name);
+  const r = renderKernel(kernel, params, alignments, name, gemm);
   const threads = r.block[0] * r.block[1] * r.block[2];
+  const sharedMemBytes = r.sharedMemBytes ?? 0;
   const header = [
     `// jaxon CUDA kernel ${name}: ${r.strategy}`,
     `// kernel: ${kernelJson(kernel)}`,
     `// params: ${JSON.stringify(params)}`,
     `// alignments: ${JSON.stringify(alignments)}`,
-    `// launch: grid ${JSON.stringify(r.grid)}, block ${JSON.stringify(r.block)}, dynamic shared memory 0 bytes`,
+    `// launch: grid ${JSON.stringify(r.grid)}, block ${JSON.stringify(r.block)}, dynamic shared memory ${sharedMemBytes} bytes`,
     ...(r.decisions ?? []).map(decisionComment),
   ].join('\n');
   const source = `${header}
@@ -131,15 +137,15 @@ ${r.globals ? `${r.globals}\n` : ''}extern "C" __global__ void __launch_bounds__
 ${r.body}
 }
 `;
-  return { name, source, grid: r.grid, block: r.block, sharedMemBytes: 0 };
+  return { name, source, grid: r.grid, block: r.block, sharedMemBytes };
 }
 
-function renderKernel(k: Kernel, params: readonly number[], alignments: number[], name: string): RenderedKernel {
+function renderKernel(k: Kernel, params: readonly number[], alignments: number[], name: string, gemm: GemmTarget): RenderedKernel {
   switch (k.kind) {
     case 'elementwise': return elementwise(k, params, alignments);
     case 'reduce': return reduce(k, params, name);
     case 'cumulative': return indexed(k, params, name);
-    case 'dot': return dot(k, params);
+    case 'dot': return dot(k, params, alignments, name, gemm);
     case 'pad': return indexed(k, params, name);
     case 'concatenate': return indexed(k, params, name);
     case 'dynamic_slice': return indexed(k, params, name);

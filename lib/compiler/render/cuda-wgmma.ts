@@ -1,0 +1,174 @@
+// The Hopper GEMM (issue 17, item 3): out[b, m, n] = sum_k lhs[b, m, k] * rhs[b, k, n]
+// for bfloat16 and float16 operands with wgmma.mma_async (sm_90a) through the
+// device functions of cuda/kernels/jaxon_mma.h, f32 accumulation, the
+// epilogue fused into the store (cuda-dot.ts dotStore). Warp-specialized and
+// persistent, in the shape of CUTLASS's sm90 kernels: a block of three
+// warpgroups walks the work tiles (batch x 128 x blockN) with a stride of the
+// grid (one block per SM); warpgroup 0 produces, filling `stages` buffers of
+// dynamic shared memory with each tile's k steps (64 elements: one 128-byte
+// row per operand row, the 128B-swizzled K-major layout wgmma reads through
+// its matrix descriptors) and signalling a `full` mbarrier per stage;
+// warpgroups 1 and 2 consume, each issuing four m64n{blockN}k16 wgmmas per
+// stage on its 64 rows, waiting for them, and releasing the stage on its
+// `empty` mbarrier. Operand rows contiguous along k with 16-byte aligned
+// rows go by cp.async, whose completion arrives on the `full` barrier
+// (cp.async.mbarrier.arrive.noinc); any other layout (an m- or n-contiguous
+// operand, odd strides) is transposed into the same layout element by element.
+// What the issue asks beyond this is left: TMA bulk tensor loads (they need a
+// CUtensorMap per launch from the host, cuTensorMapEncodeTiled, which the
+// native program runner does not build yet) and an MN-major descriptor mode
+// for n-contiguous operands.
+import { itemsize } from '../../core/dtype.js';
+import type { DotKernel } from '../kernel-ir.js';
+import { type RenderedKernel, SM_COUNT, indent, indexType, int, viewReach } from './cuda-common.js';
+import type { Decision, GemmPath, WgmmaTiling } from './cuda-decisions.js';
+import { type DotParams, dotBuffers, dotStore } from './cuda-dot.js';
+
+/** Whether cp.async can copy an operand's rows (contiguous along k, 16-byte aligned rows) into the K-major tiles. */
+function copiesRows(strides: readonly [number, number, number], alignment: number, bytes: number): boolean {
+  const [sb, sf, sk] = strides;
+  return sk === 1 && alignment % 16 === 0 && (sb * bytes) % 16 === 0 && (sf * bytes) % 16 === 0;
+}
+
+export function wgmma(k: DotKernel, p: DotParams, alignments: readonly number[], path: Decision<GemmPath>, tiling: Decision<WgmmaTiling>): RenderedKernel {
+  const { B, M, N, K, views } = p;
+  if (k.inputDtype !== 'bfloat16' && k.inputDtype !== 'float16') throw new Error(`renderCuda: the wgmma GEMM takes bfloat16 or float16 operands, not ${k.inputDtype}`);
+  const { blockN: BN, stages: S } = tiling.choice;
+  const BM = 128, BK = 64, E = itemsize(k.inputDtype);
+  const buffers = dotBuffers(k);
+  const nOut = buffers.filter((b) => b.output).length;
+  const A_BYTES = BM * BK * E, B_BYTES = BN * BK * E, STAGE = A_BYTES + B_BYTES;
+  const tilesM = Math.max(1, Math.ceil(M / BM)), tilesN = Math.max(1, Math.ceil(N / BN));
+  const items = B * tilesM * tilesN;
+  const kTiles = Math.ceil(K / BK);
+  const rhsStrides: [number, number, number] = [p.rhs[0], p.rhs[2], p.rhs[1]];
+  const lhsAsync = copiesRows(p.lhs, alignments[nOut] ?? 16, E);
+  const rhsAsync = copiesRows(rhsStrides, alignments[nOut + 1] ?? 16, E);
+  const idx = indexType([B * M * N, M + BM, N + BN, K + BK, viewReach([B, M, K], p.lhs), viewReach([B, K, N], p.rhs), ...views.map((v) => viewReach([B, M, N], v))]);
+  const mma = `jx_wgmma_m64n${BN}k16_${k.inputDtype === 'bfloat16' ? 'bf16' : 'f16'}`;
+
+  /** The producer's loads of one operand's tile (rows: free axis, 64 k each) into the stage at `tile`. */
+  const load = (which: 'lhs' | 'rhs', async: boolean): string[] => {
+    const [sb, sf, sk] = which === 'lhs' ? p.lhs : rhsStrides;
+    const [rows, FREE, base, ptr, tile] = which === 'lhs' ? [BM, M, 'm0', 'lhs', 'sa'] : [BN, N, 'n0', 'rhs', 'sb'];
+    const at = (f: string, kk: string) => `(jx_index)bz * ${int(sb)} + (jx_index)(${f}) * ${int(sf)} + (jx_index)(${kk}) * ${int(sk)}`;
+    if (async) {
+      return [
+        `for (int q = x; q < ${(rows * BK) / 8}; q += 128) {`,
+        indent([
+          'const int r = q >> 3, c = (q & 7) * 8;',
+          `const jx_index f = ${base} + r, kk = k0 + c;`,
+          `const int bytes = f < ${int(FREE)} && kk < ${int(K)} ? (int)min((jx_index)16, (${int(K)} - kk) * ${E}) : 0;`,
+          `jx_cp_async_16(${tile} + jx_swizzle128(r * 128 + c * ${E}), bytes ? (const void *)(${ptr} + ${at('f', 'kk')}) : (const void *)${ptr}, bytes);`,
+        ], 2),
+        '}',
+      ];
+    }
+    // element by element, consecutive threads along the operand's contiguous axis (k unless the free axis is)
+    const freeFirst = sf === 1 && sk !== 1;
+    return [
+      `for (int e = x; e < ${rows * BK}; e += 128) {`,
+      indent([
+        freeFirst ? `const int r = e % ${rows}, c = e / ${rows};` : 'const int r = e >> 6, c = e & 63;',
+        `const jx_index f = ${base} + r, kk = k0 + c;`,
+        `*(jx_u16 *)(${tile} + jx_swizzle128(r * 128 + c * ${E})) = f < ${int(FREE)} && kk < ${int(K)} ? ${ptr}[${at('f', 'kk')}] : (jx_u16)0;`,
+      ], 2),
+      '}',
+    ];
+  };
+
+  const decode = [
+    `const int bz = item / ${tilesM * tilesN}, tile = item % ${tilesM * tilesN};`,
+    // grouped tile order: 8 tile rows at a time (L2 reuse between neighbouring blocks)
+    `const int group = tile / ${8 * tilesN}, firstM = group * 8, groupM = min(${tilesM} - firstM, 8);`,
+    `const jx_index m0 = (jx_index)(firstM + tile % ${8 * tilesN} % groupM) * ${BM}, n0 = (jx_index)(tile % ${8 * tilesN} / groupM) * ${BN};`,
+  ];
+  const body = [
+    `typedef ${idx} jx_index;`,
+    'extern __shared__ __align__(1024) unsigned char jx_smem[];',
+    `jx_u64 *full = (jx_u64 *)(jx_smem + ${S * STAGE}), *empty = full + ${S};`,
+    'const int role = threadIdx.x >> 7, x = threadIdx.x & 127;',
+    'if (threadIdx.x == 0) {',
+    `  for (int s = 0; s < ${S}; ++s) {`,
+    '    jx_mbarrier_init(&full[s], 128); // the producer warpgroup\'s threads',
+    '    jx_mbarrier_init(&empty[s], 256); // the consumers\'',
+    '  }',
+    '}',
+    '__syncthreads();',
+    'int it = 0; // k steps this thread has gone through, over all its items: stage it % S, round it / S',
+    'if (role == 0) {',
+    indent([
+      '// the producer: fills a stage once the consumers released it',
+      `for (int item = blockIdx.x; item < ${items}; item += gridDim.x) {`,
+      indent([
+        ...decode,
+        `for (int kt = 0; kt < ${kTiles}; ++kt, ++it) {`,
+        indent([
+          `const int s = it % ${S};`,
+          `jx_mbarrier_wait(&empty[s], (it / ${S} & 1) ^ 1); // the first round finds every stage free`,
+          `unsigned char *sa = jx_smem + s * ${STAGE}, *sb = sa + ${A_BYTES};`,
+          `const jx_index k0 = (jx_index)kt * ${BK};`,
+          ...load('lhs', lhsAsync),
+          ...load('rhs', rhsAsync),
+          ...(lhsAsync && rhsAsync
+            ? ['jx_cp_async_mbarrier_arrive(&full[s]); // once this thread\'s copies have landed: the next stage is issued meanwhile']
+            : [...(lhsAsync || rhsAsync ? ['jx_cp_async_wait_all();'] : []), 'jx_mbarrier_arrive(&full[s]); // releases this thread\'s stores']),
+        ], 2),
+        '}',
+      ], 2),
+      '}',
+      ...(lhsAsync && rhsAsync ? ['jx_cp_async_wait_all();'] : []),
+    ], 2),
+    '} else {',
+    indent([
+      '// the consumers: warpgroup 1 takes rows 0-63 of the tile, warpgroup 2 rows 64-127',
+      'const int half = role - 1, warp = x >> 5, lane = x & 31, g = lane >> 2, t = lane & 3;',
+      `for (int item = blockIdx.x; item < ${items}; item += gridDim.x) {`,
+      indent([
+        ...decode,
+        `float acc[${BN / 2}];`,
+        '#pragma unroll',
+        `for (int i = 0; i < ${BN / 2}; ++i) acc[i] = 0.0f;`,
+        `for (int kt = 0; kt < ${kTiles}; ++kt, ++it) {`,
+        indent([
+          `const int s = it % ${S};`,
+          `jx_mbarrier_wait(&full[s], it / ${S} & 1);`,
+          'jx_fence_proxy_async(); // the stage\'s stores and copies, visible to wgmma',
+          `const jx_u32 sa = jx_smem_u32(jx_smem + s * ${STAGE}) + half * ${64 * 128}, sb = jx_smem_u32(jx_smem + s * ${STAGE} + ${A_BYTES});`,
+          'jx_wgmma_fence();',
+          '#pragma unroll',
+          'for (int kk = 0; kk < 4; ++kk) {',
+          '  // 128B-swizzled K-major: rows of 128 bytes, 8-row atoms 1024 bytes apart (SBO); k16 steps 32 bytes along',
+          `  ${mma}(acc, jx_wgmma_desc(sa + kk * 32, 16, 1024, 1), jx_wgmma_desc(sb + kk * 32, 16, 1024, 1), 1);`,
+          '}',
+          'jx_wgmma_commit();',
+          'jx_wgmma_wait<0>();',
+          'jx_mbarrier_arrive(&empty[s]); // the stage is free again',
+        ], 2),
+        '}',
+        '#pragma unroll',
+        `for (int i = 0; i < ${BN / 2}; ++i) {`,
+        indent([
+          'const jx_index gm = m0 + half * 64 + warp * 16 + g + 8 * ((i & 3) >> 1), gn = n0 + (i >> 2) * 8 + 2 * t + (i & 1);',
+          `if (gm < ${int(M)} && gn < ${int(N)}) {`,
+          indent([`const jx_index o = ((jx_index)bz * ${int(M)} + gm) * ${int(N)} + gn;`, ...dotStore(k, views, 'acc[i]')], 2),
+          '}',
+        ], 2),
+        '}',
+      ], 2),
+      '}',
+    ], 2),
+    '}',
+  ];
+  const how = (async: boolean) => (async ? 'k-contiguous rows by cp.async' : 'element by element into K-major tiles');
+  return {
+    buffers,
+    body: indent(body, 2),
+    globals: '#include "jaxon_mma.h"',
+    grid: [Math.max(1, Math.min(items, SM_COUNT)), 1, 1],
+    block: [384, 1, 1],
+    sharedMemBytes: S * STAGE + 2 * S * 8,
+    strategy: `dot, Hopper GEMM (wgmma ${k.inputDtype}, m64n${BN}k16), ${BM}x${BN}x${BK} tiles, ${S} stages, warp-specialized (1 producer, 2 consumer warpgroups, mbarriers), persistent over ${items} tiles, f32 accumulation; lhs ${how(lhsAsync)}, rhs ${how(rhsAsync)}${k.epilogue ? ', fused epilogue' : ''} (${idx} indices)`,
+    decisions: [path, tiling],
+  };
+}
