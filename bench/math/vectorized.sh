@@ -31,8 +31,10 @@ check() {
   local name=$1 expr=$2
   body "$expr" > "$dir/$name.c"
   local verdict
-  verdict=$(gcc "${flags[@]}" "${arch[@]}" -Icuda/kernels -fopt-info-vec-optimized "$dir/$name.c" -o "$dir/$name.so" 2>&1 | grep -o "loop vectorized using [0-9]* byte vectors" | sort -u | tr '\n' ' ')
-  printf '%-10s %s\n' "$name" "${verdict:-NOT VECTORIZED}"
+  verdict=$(gcc "${flags[@]}" "${arch[@]}" -Icuda/kernels -fopt-info-vec-optimized "$dir/$name.c" -o "$dir/$name.so" 2>&1 | grep -o "loop vectorized using [0-9]* byte vectors" | sort -u | tr '\n' ' ' || true)
+  local calls
+  calls=$(objdump -d "$dir/$name.so" | grep -oE "call.*<[a-z0-9_]+f(@plt)?>" | grep -oE "<[a-z0-9_]+f(@plt)?>" | sort -u | tr '\n' ' ' || true)
+  printf '%-10s %s%s\n' "$name" "${verdict:-NOT VECTORIZED}" "${calls:+ calls $calls}"
 }
 for f in exp exp2 expm1 log log1p tanh sin cos tan asin acos atan sinh cosh asinh acosh atanh cbrt erf; do check "$f" "${f}f(v0)"; done
 check logistic '(1.0f / (1.0f + expf(-v0)))'

@@ -202,15 +202,16 @@ JX_FN float jx_log1pf(float x) {
 
 /* ---- trigonometry: argument reduction for every finite float, then double polynomials ---- */
 
-/* |x| (2/pi) = n + f, |f| <= 1/2 plus a little: returns f (pi/2), the reduced argument, and n mod 4 in *quadrant.
-   Payne-Hanek without tables: x = M 2^E (M < 2^24) times 28-bit chunks of 2/pi is exact in double. The chunks
-   before the window each give a multiple of 4 (no quadrant information), so the window of four starts where that
-   ends (|x| >= 2^53, 2^81, 2^109 move it, chosen by selects); the first two products are reduced mod 4 exactly and
-   summed with their rounding error (TwoSum), the third is below 1/8, and the fourth, a 53-bit tail of 2/pi, adds
-   its rounding error of 2^-84. f is then good to 2^-80 absolute, far below the closest a float comes to a multiple
-   of pi/2. */
-JX_FN double jx_reduce_pio2(float x, jx_u32 *quadrant) {
-  const float ax = fabsf(x);
+/* |x| (2/pi) = n + f, |f| <= 1/2 plus a little, for every finite float, by Payne-Hanek without tables: returns
+   f pi/2, the reduced argument, and n mod 4 in *quadrant. x = M 2^E (M < 2^24) times 28-bit chunks of 2/pi is exact
+   in double. The chunks before the window each give a multiple of 4 (no quadrant information), so the window of
+   four starts where that ends (|x| >= 2^53, 2^81, 2^109 move it, chosen by selects); the first two products are
+   reduced mod 4 exactly and summed with their rounding error (TwoSum); the third is below 1/8 and joins once n is
+   taken off; the fourth, a 53-bit tail of 2/pi, adds its rounding error of 2^-84. f is good to 2^-80 absolute plus
+   2^-53 relative, where the closest a float comes to a multiple of pi/2 is 2^-29.2 (0x1.f37c8ap+95). One path for
+   every argument: a fast reduction for small ones would not save anything, since a branch-free function computes
+   every path. */
+JX_FN double jx_reduce_pio2(float ax, jx_u32 *quadrant) {
   const double d = (double)ax;
   const jx_u64 w1 = JX_MASK64(ax >= 0x1p53f), w2 = JX_MASK64(ax >= 0x1p81f), w3 = JX_MASK64(ax >= 0x1p109f);
   const double c0 = jx_blendd(w1, jx_blendd(w2, jx_blendd(w3, 0x1.f47d4d0000000p-86, 0x1.4fe13a8000000p-59), 0x1.c9c882a000000p-29), 0x1.45f306c000000p-1);
@@ -220,66 +221,48 @@ JX_FN double jx_reduce_pio2(float x, jx_u32 *quadrant) {
   const double p0 = d * c0, p1 = d * c1, p2 = d * c2, p3 = d * c3;
   /* minus the nearest multiple of 4: the sum with 1.5 * 2^54 has an ulp of 4; exact, as |p0|, |p1| < 2^53 */
   const double q0 = p0 - ((p0 + 0x1.8p54) - 0x1.8p54), q1 = p1 - ((p1 + 0x1.8p54) - 0x1.8p54);
-  const double s = q0 + q1, b1 = s - q0, e1 = (q0 - (s - b1)) + (q1 - b1);
-  const double s2 = s + p2, b2 = s2 - s, e2 = (s - (s2 - b2)) + (p2 - b2);
-  const double shifted = s2 + JX_ROUND_SHIFT;
+  const double s = q0 + q1, b = s - q0, e = (q0 - (s - b)) + (q1 - b);
+  /* n from the rounded sum; s - n is exact, and adding p2 to it rounds relative to f */
+  const double shifted = (s + p2) + JX_ROUND_SHIFT;
   const double n = shifted - JX_ROUND_SHIFT;
   *quadrant = (jx_u32)JX_D2U(shifted) & 3u;
-  return ((s2 - n) + ((e1 + e2) + p3)) * 0x1.921fb54442d18p0;
+  return (((s - n) + p2) + (e + p3)) * 0x1.921fb54442d18p0;
 }
-/* sin(r) and cos(r) for |r| <= pi/4 + a little: Taylor to r^13 and r^14 (remainders < 2^-36 relative) */
+/* sin(r) and cos(r) for |r| <= pi/4 plus a little: the polynomials of glibc's sinf/cosf (ARM's optimized routines) */
 JX_FN double jx_sin_poly(double r) {
   const double z = r * r;
-  double p = -1.0 / 6227020800.0;
-  p = p * z + 1.0 / 39916800.0;
-  p = p * z + -1.0 / 362880.0;
-  p = p * z + 1.0 / 5040.0;
-  p = p * z + -1.0 / 120.0;
-  p = p * z + 1.0 / 6.0;
-  return r - r * (z * p);
+  return r + (r * z) * (-0x1.555545995a603p-3 + z * (0x1.1107605230bc4p-7 + z * -0x1.994eb3774cf24p-13));
 }
 JX_FN double jx_cos_poly(double r) {
   const double z = r * r;
-  double p = -1.0 / 87178291200.0;
-  p = p * z + 1.0 / 479001600.0;
-  p = p * z + -1.0 / 3628800.0;
-  p = p * z + 1.0 / 40320.0;
-  p = p * z + -1.0 / 720.0;
-  p = p * z + 1.0 / 24.0;
-  p = p * z + -0.5;
-  return 1.0 + z * p;
+  return 1.0 + z * (-0x1.ffffffd0c621cp-2 + z * (0x1.55553e1068f19p-5 + z * (-0x1.6c087e89a359dp-10 + z * 0x1.99343027bf8c3p-16)));
 }
-/* the sign bit of float x, in a double's sign position */
-JX_FN jx_u64 jx_sign64(float x) { return (jx_u64)(JX_F2U(x) & 0x80000000u) << 32; }
-
+/* the polynomials chosen by the quadrant's parity after rounding to float, signs flipped on bits; infinities and
+   NaN give NaN */
 JX_FN float jx_sinf(float x) {
   jx_u32 q;
-  const double r = jx_reduce_pio2(x, &q);
-  const double v = jx_blendd(JX_MASK64(q & 1u), jx_cos_poly(r), jx_sin_poly(r));
+  const double r = jx_reduce_pio2(fabsf(x), &q);
+  const float v = jx_blendf(JX_MASK(q & 1u), (float)jx_cos_poly(r), (float)jx_sin_poly(r));
   /* quadrants 2 and 3 negate; sin is odd */
-  const jx_u64 sign = ((jx_u64)(q >> 1) << 63) ^ jx_sign64(x);
-  const float res = (float)JX_U2D(JX_D2U(v) ^ sign);
+  const float res = JX_U2F(JX_F2U(v) ^ ((q >> 1) << 31) ^ (JX_F2U(x) & 0x80000000u));
   return jx_blendf(JX_MASK(!(fabsf(x) < INFINITY)), NAN, res);
 }
-
 JX_FN float jx_cosf(float x) {
   jx_u32 q;
-  const double r = jx_reduce_pio2(x, &q);
-  const double v = jx_blendd(JX_MASK64(q & 1u), jx_sin_poly(r), jx_cos_poly(r));
+  const double r = jx_reduce_pio2(fabsf(x), &q);
+  const float v = jx_blendf(JX_MASK(q & 1u), (float)jx_sin_poly(r), (float)jx_cos_poly(r));
   /* quadrants 1 and 2 negate */
-  const jx_u64 sign = (jx_u64)(((q + 1u) >> 1) & 1u) << 63;
-  const float res = (float)JX_U2D(JX_D2U(v) ^ sign);
+  const float res = JX_U2F(JX_F2U(v) ^ ((((q + 1u) >> 1) & 1u) << 31));
   return jx_blendf(JX_MASK(!(fabsf(x) < INFINITY)), NAN, res);
 }
-
 JX_FN float jx_tanf(float x) {
   jx_u32 q;
-  const double r = jx_reduce_pio2(x, &q);
+  const double r = jx_reduce_pio2(fabsf(x), &q);
   const double s = jx_sin_poly(r), c = jx_cos_poly(r);
   const jx_u64 odd = JX_MASK64(q & 1u);
   /* odd quadrants: -cos/sin; tan is odd */
-  const double v = jx_blendd(odd, c, s) / jx_blendd(odd, s, c);
-  const float res = (float)JX_U2D(JX_D2U(v) ^ ((odd & 0x8000000000000000ull) ^ jx_sign64(x)));
+  const float v = (float)(jx_blendd(odd, c, s) / jx_blendd(odd, s, c));
+  const float res = JX_U2F(JX_F2U(v) ^ ((q & 1u) << 31) ^ (JX_F2U(x) & 0x80000000u));
   return jx_blendf(JX_MASK(!(fabsf(x) < INFINITY)), NAN, res);
 }
 
