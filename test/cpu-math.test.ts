@@ -6,7 +6,15 @@
 // documented maxima. The special values must come out exactly (signs of zeros included), and eager and jit, which
 // share one prelude on the CPU, must agree bit for bit.
 import test from 'ava';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Expr } from '../lib/compiler/kernel-ir.js';
+import { renderC } from '../lib/compiler/render/c.js';
 import * as jax from '../lib/index.js';
+import { cpuCompilerInfo } from '../lib/runtime/kernel-cache.js';
+import { kernelHeaderDir } from '../lib/runtime/kernel-headers.js';
 import { cPow, erf } from '../lib/reference/special.js';
 
 const lax = jax.lax;
@@ -170,5 +178,36 @@ test('the chain of peers.ts (sin, exp, tanh, sqrt, log, cos) agrees between eage
   for (let i = 0; i < xs.length; i += 97) {
     const want = Math.cos(3 * Math.log(Math.sqrt(Math.tanh(Math.exp(Math.sin(xs[i]!))) + 1)));
     t.true(Math.abs(eager[i]! - want) < 1e-6, `chain(${xs[i]}) = ${eager[i]}, float64 says ${want}`);
+  }
+});
+
+// The point of jaxon_math.h: the generated loop of a fused chain of transcendental functions vectorizes (a call to
+// the C library's sinf or a select GCC cannot if-convert would leave it scalar). Asks GCC itself, with the kernels'
+// flags; other compilers are not asked.
+test('the fused kernel of sin, exp, tanh, sqrt, log and cos vectorizes (GCC)', (t) => {
+  const compiler = onCpu ? cpuCompilerInfo() : undefined;
+  if (!compiler || !/gcc|GCC|^cc /.test(`${compiler.command} ${compiler.version}`) || /clang/.test(compiler.version)) {
+    t.pass('not GCC on the CPU');
+    return;
+  }
+  const f32 = 'float32' as const;
+  const x: Expr = { op: 'input', index: 0, dtype: f32 };
+  const un = (name: string, e: Expr): Expr => ({ op: 'unary', name, x: e, dtype: f32 }) as Expr;
+  const bin = (name: string, a: Expr, b: Expr): Expr => ({ op: 'binary', name, x: a, y: b, dtype: f32 }) as Expr;
+  const lit = (value: number): Expr => ({ op: 'literal', value, dtype: f32 }) as Expr;
+  const body = un('cos', bin('mul', un('log', un('sqrt', bin('add', un('tanh', un('exp', un('sin', x))), lit(1)))), lit(3)));
+  const expr = bin('max', un('abs', bin('sub', body, lit(0.5))), lit(0.1));
+  const source = renderC({ kind: 'elementwise', inputs: [{ dtype: f32, access: 'contiguous' }], outputs: [{ dtype: f32, expr }] }, 'chain');
+  const dir = mkdtempSync(path.join(tmpdir(), 'jaxon-vec-'));
+  try {
+    writeFileSync(path.join(dir, 'chain.c'), source);
+    const [command, ...prefix] = compiler.command.split(/\s+/);
+    const flags = compiler.flags.filter((f) => f !== '-lm');
+    const run = spawnSync(command!, [...prefix, ...flags, `-I${kernelHeaderDir()}`, '-fopt-info-vec-optimized', 'chain.c', '-o', 'chain.so', '-lm'], { cwd: dir, encoding: 'utf8' });
+    t.is(run.status, 0, run.stderr);
+    // GCC reports on stderr, as chain.c:LINE:COLUMN: optimized: loop vectorized using N byte vectors
+    t.regex(run.stderr, /chain\.c:\d+:\d+: optimized: loop vectorized/, `GCC did not vectorize the chain's loop:\n${source}\n${run.stderr}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
