@@ -5,7 +5,9 @@
 import { type DType, isFloating, isUnsigned } from '../../core/dtype.js';
 import { kernelJson, kernelName, resultOnlyNodes } from '../kernel-ir.js';
 import type { DotKernel, ElementwiseKernel, FusedReduce, Kernel, ReduceKernel } from '../kernel-ir.js';
-import { C_DIALECT, C_TYPES, ExprRenderer, exprsUseIota } from './expr.js';
+import { primitivesWith } from '../../core/traits.js';
+import type { Expr } from '../kernel-ir.js';
+import { C_DIALECT, C_TYPES, ExprRenderer, exprsUseIota, someNode } from './expr.js';
 import { type IndexedKernel, indexedSpec } from './indexed.js';
 import { type ReductionState, reductionState } from './reduce-state.js';
 
@@ -193,17 +195,20 @@ ${indent(code.finish, 4)}
 }`;
 }
 
-/** C code looping j over [lo, hi) of the inner space, keeping offsets p<v> = b<v> + inner offset for each view v. */
-function fusedInnerLoop(views: number, body: string[]): string {
+/** The offsets p<v> = b<v> + j * (inner stride) of every view v, for a single inner axis. */
+const directOffsets = (views: number): string =>
+  views ? `const int64_t ${[...Array(views).keys()].map((v) => `p${v} = b${v} + j * is${v}[0]`).join(', ')};` : '';
+
+/**
+ * C code looping j over [lo, hi) of the inner space, keeping offsets p<v> = b<v> + inner offset for each view v;
+ * `singleAxis` replaces the loop for one inner axis.
+ */
+function fusedInnerLoop(views: number, body: string[], singleAxis?: string): string {
   const ids = [...Array(views).keys()];
   const each = (f: (v: number) => string) => ids.map(f).join(' ');
-  const direct = ids.length ? `const int64_t ${ids.map((v) => `p${v} = b${v} + j * is${v}[0]`).join(', ')};` : '';
   const start = ids.length ? `int64_t ${ids.map((v) => `p${v} = b${v}`).join(', ')};` : '';
   return `if (inner_rank == 1) {
-  for (int64_t j = lo; j < hi; j++) {
-    ${direct}
-${indent(body, 4)}
-  }
+${indent([singleAxis ?? `for (int64_t j = lo; j < hi; j++) {\n  ${directOffsets(views)}\n${indent(body, 2)}\n}`], 2)}
 } else {
   int64_t coord[JX_MAX_RANK], rest = lo;
   ${start}
@@ -219,6 +224,33 @@ ${indent(body, 4)}
 }`;
 }
 
+
+const MATH_FUNCTIONS = primitivesWith('libmCall');
+
+/** Whether an expression calls a float math function (core/traits.ts `libmCall`: exp, sin, pow, ...). */
+function usesMathFunctions(e: Expr): boolean {
+  return someNode([e], (n) => (n.op === 'unary' || n.op === 'binary') && MATH_FUNCTIONS.has(n.name) && isFloating(n.dtype));
+}
+
+/**
+ * fusedInnerLoop for a reduced value that calls math functions (softmax's sum of exp): with one inner axis, the
+ * values of 256 elements at a time are computed in a `#pragma omp simd` loop and then accumulated in order, so the
+ * math vectorizes (jaxon_math.h) while the sum keeps its order and its bits; the accumulation itself cannot be
+ * vectorized without reassociating it.
+ */
+function stagedInnerLoop(views: number, lines: string[], value: string, valueType: string, st: ReductionState): string {
+  const staged = `for (int64_t j0 = lo; j0 < hi; j0 += 256) {
+  const int64_t j1 = hi - j0 < 256 ? hi : j0 + 256;
+  ${valueType} staged[256];
+  #pragma omp simd
+  for (int64_t j = j0; j < j1; j++) {
+    ${directOffsets(views)}
+${indent([...lines, `staged[j - j0] = ${value};`], 4)}
+  }
+  for (int64_t j = j0; j < j1; j++) { ${st.visit('staged[j - j0]', 'j')} }
+}`;
+  return fusedInnerLoop(views, [...lines, st.visit(value, 'j')], staged);
+}
 
 /** A reduction with a prologue (the reduced value), side outputs, output-space epilogue and final outputs; layout in kernel-ir.ts FusedReduce. */
 function fusedReduce(k: ReduceKernel, f: FusedReduce, name: string): string {
@@ -298,7 +330,7 @@ function fusedReduce(k: ReduceKernel, f: FusedReduce, name: string): string {
 
   const st = reductionState(k.op, k.inputDtype, k.outputDtype, C_TYPES);
   const body = [...prologue.lines, ...sideStores, st.visit(value, 'j')];
-  const loop = fusedInnerLoop(views, body).split('\n');
+  const loop = (usesMathFunctions(f.prologue) ? stagedInnerLoop(views, [...prologue.lines, ...sideStores], value, computeType(k.inputDtype), st) : fusedInnerLoop(views, body)).split('\n');
   const result = `const ${resultType} res = ${st.result};`;
   return reductionSkeleton(name, st, { decls, base: bases, loop, finish: [result, ...finishBlock()], splitFinish: [result, ...finishBlock(true)] });
 }
