@@ -202,16 +202,25 @@ JX_FN float jx_log1pf(float x) {
 
 /* ---- trigonometry: argument reduction for every finite float, then double polynomials ---- */
 
-/* |x| (2/pi) = n + f, |f| <= 1/2 plus a little, for every finite float, by Payne-Hanek without tables: returns
-   f pi/2, the reduced argument, and n mod 4 in *quadrant. x = M 2^E (M < 2^24) times 28-bit chunks of 2/pi is exact
-   in double. The chunks before the window each give a multiple of 4 (no quadrant information), so the window of
-   four starts where that ends (|x| >= 2^53, 2^81, 2^109 move it, chosen by selects); the first two products are
-   reduced mod 4 exactly and summed with their rounding error (TwoSum); the third is below 1/8 and joins once n is
-   taken off; the fourth, a 53-bit tail of 2/pi, adds its rounding error of 2^-84. f is good to 2^-80 absolute plus
-   2^-53 relative, where the closest a float comes to a multiple of pi/2 is 2^-29.2 (0x1.f37c8ap+95). One path for
-   every argument: a fast reduction for small ones would not save anything, since a branch-free function computes
-   every path. */
-JX_FN double jx_reduce_pio2(float ax, jx_u32 *quadrant) {
+/* Below 2^20: n = round(|x| 2/pi) < 2^20, and |x| - n pi/2 with pi/2 in two parts, the first of 33 bits so that
+   n times it is exact: good to 2^-66 absolute, where no float below 2^20 comes nearer to a multiple of pi/2 than
+   2^-27.8 (0x1.f9cbe2p+7). Returns the reduced argument; n mod 4 in *quadrant. */
+#define JX_TRIG_FAST_LIMIT 0x1p20f
+JX_FN double jx_reduce_pio2_fast(float ax, jx_u32 *quadrant) {
+  const double d = (double)ax;
+  const double shifted = d * 0x1.45f306dc9c883p-1 + JX_ROUND_SHIFT;
+  const double n = shifted - JX_ROUND_SHIFT;
+  *quadrant = (jx_u32)JX_D2U(shifted) & 3u;
+  return (d - n * 0x1.921fb544p0) - n * 0x1.0b4611a626331p-34;
+}
+/* Every finite float: |x| (2/pi) = n + f, |f| <= 1/2 plus a little, by Payne-Hanek without tables; returns f pi/2
+   and n mod 4 in *quadrant. x = M 2^E (M < 2^24) times 28-bit chunks of 2/pi is exact in double. The chunks before
+   the window each give a multiple of 4 (no quadrant information), so the window of four starts where that ends
+   (|x| >= 2^53, 2^81, 2^109 move it, chosen by selects); the first two products are reduced mod 4 exactly and summed
+   with their rounding error (TwoSum); the third is below 1/8 and joins once n is taken off; the fourth, a 53-bit
+   tail of 2/pi, adds its rounding error of 2^-84. f is good to 2^-80 absolute plus 2^-53 relative, where the
+   closest a float comes to a multiple of pi/2 is 2^-29.2 (0x1.f37c8ap+95). */
+JX_FN double jx_reduce_pio2_huge(float ax, jx_u32 *quadrant) {
   const double d = (double)ax;
   const jx_u64 w1 = JX_MASK64(ax >= 0x1p53f), w2 = JX_MASK64(ax >= 0x1p81f), w3 = JX_MASK64(ax >= 0x1p109f);
   const double c0 = jx_blendd(w1, jx_blendd(w2, jx_blendd(w3, 0x1.f47d4d0000000p-86, 0x1.4fe13a8000000p-59), 0x1.c9c882a000000p-29), 0x1.45f306c000000p-1);
@@ -237,34 +246,52 @@ JX_FN double jx_cos_poly(double r) {
   const double z = r * r;
   return 1.0 + z * (-0x1.ffffffd0c621cp-2 + z * (0x1.55553e1068f19p-5 + z * (-0x1.6c087e89a359dp-10 + z * 0x1.99343027bf8c3p-16)));
 }
-/* the polynomials chosen by the quadrant's parity after rounding to float, signs flipped on bits; infinities and
-   NaN give NaN */
-JX_FN float jx_sinf(float x) {
-  jx_u32 q;
-  const double r = jx_reduce_pio2(fabsf(x), &q);
+/* sin, cos and tan from the reduced argument and quadrant: the polynomials chosen by the quadrant's parity after
+   rounding to float, signs flipped on bits; tan divides in double */
+JX_FN float jx_sin_from(float x, double r, jx_u32 q) {
   const float v = jx_blendf(JX_MASK(q & 1u), (float)jx_cos_poly(r), (float)jx_sin_poly(r));
   /* quadrants 2 and 3 negate; sin is odd */
-  const float res = JX_U2F(JX_F2U(v) ^ ((q >> 1) << 31) ^ (JX_F2U(x) & 0x80000000u));
-  return jx_blendf(JX_MASK(!(fabsf(x) < INFINITY)), NAN, res);
+  return JX_U2F(JX_F2U(v) ^ ((q >> 1) << 31) ^ (JX_F2U(x) & 0x80000000u));
 }
-JX_FN float jx_cosf(float x) {
-  jx_u32 q;
-  const double r = jx_reduce_pio2(fabsf(x), &q);
+JX_FN float jx_cos_from(float x, double r, jx_u32 q) {
+  (void)x;
   const float v = jx_blendf(JX_MASK(q & 1u), (float)jx_sin_poly(r), (float)jx_cos_poly(r));
   /* quadrants 1 and 2 negate */
-  const float res = JX_U2F(JX_F2U(v) ^ ((((q + 1u) >> 1) & 1u) << 31));
-  return jx_blendf(JX_MASK(!(fabsf(x) < INFINITY)), NAN, res);
+  return JX_U2F(JX_F2U(v) ^ ((((q + 1u) >> 1) & 1u) << 31));
 }
-JX_FN float jx_tanf(float x) {
-  jx_u32 q;
-  const double r = jx_reduce_pio2(fabsf(x), &q);
+JX_FN float jx_tan_from(float x, double r, jx_u32 q) {
   const double s = jx_sin_poly(r), c = jx_cos_poly(r);
   const jx_u64 odd = JX_MASK64(q & 1u);
   /* odd quadrants: -cos/sin; tan is odd */
   const float v = (float)(jx_blendd(odd, c, s) / jx_blendd(odd, s, c));
-  const float res = JX_U2F(JX_F2U(v) ^ ((q & 1u) << 31) ^ (JX_F2U(x) & 0x80000000u));
-  return jx_blendf(JX_MASK(!(fabsf(x) < INFINITY)), NAN, res);
+  return JX_U2F(JX_F2U(v) ^ ((q & 1u) << 31) ^ (JX_F2U(x) & 0x80000000u));
 }
+/* jx_sinf: every float (infinities and NaN give NaN), both reductions computed and the fast one's result taken below
+   2^20, so that jx_sinf_fast, which holds only there, gives the same bits */
+#define JX_TRIG_FUNCTIONS(NAME)                                                                                        \
+  JX_FN float jx_##NAME##f_fast(float x) {                                                                             \
+    jx_u32 q;                                                                                                          \
+    const double r = jx_reduce_pio2_fast(fabsf(x), &q);                                                                \
+    return jx_##NAME##_from(x, r, q);                                                                                  \
+  }                                                                                                                    \
+  JX_FN float jx_##NAME##f(float x) {                                                                                  \
+    const float ax = fabsf(x);                                                                                         \
+    jx_u32 q_fast, q_huge;                                                                                             \
+    const double r_fast = jx_reduce_pio2_fast(ax, &q_fast), r_huge = jx_reduce_pio2_huge(ax, &q_huge);                \
+    const jx_u32 fast = JX_MASK(ax < JX_TRIG_FAST_LIMIT);                                                              \
+    const double r = jx_blendd(JX_MASK64(ax < JX_TRIG_FAST_LIMIT), r_fast, r_huge);                                    \
+    return jx_blendf(JX_MASK(!(ax < INFINITY)), NAN, jx_##NAME##_from(x, r, (q_fast & fast) | (q_huge & ~fast)));       \
+  }
+JX_TRIG_FUNCTIONS(sin)
+JX_TRIG_FUNCTIONS(cos)
+JX_TRIG_FUNCTIONS(tan)
+/* The kernels call sinf, cosf, tanf through JX_TRIG(name, x): the full versions, except in the first pass of a
+   kernel rendered in blocks (render/c.ts), which redefines JX_TRIG as JX_TRIG_FAST: the fast versions, noting in
+   the block's jx_huge whether an argument needed the full ones (the block is then computed again with them). The
+   huge-argument reduction is most of the full versions' cost, and almost never needed. */
+#define JX_TRIG_FULL(NAME, x) jx_##NAME##f(x)
+#define JX_TRIG_FAST(NAME, x) (jx_huge |= !(fabsf(x) < JX_TRIG_FAST_LIMIT), jx_##NAME##f_fast(x))
+#define JX_TRIG(NAME, x) JX_TRIG_FULL(NAME, x)
 
 /* ---- inverse trigonometry ---- */
 
@@ -450,9 +477,9 @@ JX_FN float jx_powf(float x, float y) {
 #define logf(x) jx_logf(x)
 #define log1pf(x) jx_log1pf(x)
 #define tanhf(x) jx_tanhf(x)
-#define sinf(x) jx_sinf(x)
-#define cosf(x) jx_cosf(x)
-#define tanf(x) jx_tanf(x)
+#define sinf(x) JX_TRIG(sin, x)
+#define cosf(x) JX_TRIG(cos, x)
+#define tanf(x) JX_TRIG(tan, x)
 #define asinf(x) jx_asinf(x)
 #define acosf(x) jx_acosf(x)
 #define atanf(x) jx_atanf(x)

@@ -61,6 +61,38 @@ function elementwise(k: ElementwiseKernel, name: string): string {
   const results = k.outputs.map((o) => renderer.render(o.expr));
   const stores = k.outputs.map((o, j) => `out${j}[i] = ${storeValue(o.dtype, results[j]!)};`);
   const body = [...renderer.lines, ...stores];
+  if (!needsCoords && usesTrigonometry(k.outputs.map((o) => o.expr))) {
+    const staged = k.outputs.map((o, j) => `${storageType(o.dtype)} staged${j}[256];`);
+    const stagedBody = [...renderer.lines, ...k.outputs.map((o, j) => `staged${j}[i - i0] = ${storeValue(o.dtype, results[j]!)};`)];
+    return `void ${name}(void **buffers, const int64_t *params) {
+${indent(decls, 2)}
+  (void)rank; (void)shape;
+  /* blocks of 256: the fast trigonometry first, the full one again only for a block with a huge argument (jaxon_math.h) */
+  #pragma omp parallel for if (n > JX_PARALLEL_THRESHOLD)
+  for (int64_t i0 = 0; i0 < n; i0 += 256) {
+    const int64_t i1 = n - i0 < 256 ? n : i0 + 256;
+${indent(staged, 4)}
+    jx_u32 jx_huge = 0;
+#undef JX_TRIG
+#define JX_TRIG JX_TRIG_FAST
+    #pragma omp simd reduction(| : jx_huge)
+    for (int64_t i = i0; i < i1; i++) {
+${indent(stagedBody, 6)}
+    }
+#undef JX_TRIG
+#define JX_TRIG JX_TRIG_FULL
+    if (jx_huge) {
+      #pragma omp simd
+      for (int64_t i = i0; i < i1; i++) {
+${indent(stagedBody, 8)}
+      }
+    }
+    for (int64_t i = i0; i < i1; i++) {
+${indent(k.outputs.map((_, j) => `out${j}[i] = staged${j}[i - i0];`), 6)}
+    }
+  }
+}`;
+  }
   if (!needsCoords) {
     return `void ${name}(void **buffers, const int64_t *params) {
 ${indent(decls, 2)}
@@ -226,6 +258,14 @@ ${indent(body, 4)}
 
 
 const MATH_FUNCTIONS = primitivesWith('libmCall');
+
+/**
+ * Whether float sin, cos or tan appear: their kernels run in blocks, the fast versions first and the full ones (the
+ * reduction of huge arguments, most of their cost) only again for a block that needs them (jaxon_math.h JX_TRIG).
+ */
+function usesTrigonometry(exprs: readonly Expr[]): boolean {
+  return someNode(exprs, (n) => n.op === 'unary' && (n.name === 'sin' || n.name === 'cos' || n.name === 'tan') && n.dtype !== 'float64');
+}
 
 /** Whether an expression calls a float math function (core/traits.ts `libmCall`: exp, sin, pow, ...). */
 function usesMathFunctions(e: Expr): boolean {
