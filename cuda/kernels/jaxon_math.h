@@ -5,20 +5,20 @@
    this one header, so they stay bit-identical.
 
    Two kinds of functions. exp, log and tanh, the hot ones (softmax, chains), compute in float: Cephes' reductions
-   and polynomials. The others compute in double from the float argument and round once at the end: a double
-   polynomial accurate to 2^-40 or better then gives the correctly rounded float except within 2^-16 ulp of a
-   half-way point, with no care for cancellation or subnormal results, which double's range absorbs. Everything is
-   plain IEEE arithmetic (the kernels compile with -ffp-contract=off), integer bit operations and selects through
-   bit masks: GCC if-converts one select in a loop but gives up on loops that chain several functions' selects
-   ("control flow in loop"); masks keep every fused loop vectorizable. No table lookups: gathers are slow or
-   emulated on the CPUs this runs on.
+   and polynomials. The others compute in double from the float argument and round once at the end: with the double
+   result good to 2^-40 or so, the float is the correctly rounded one except within a hair of a half-way point, and
+   cancellation or subnormal results need no care, which double's range absorbs. Everything is plain IEEE arithmetic
+   (the kernels compile with -ffp-contract=off), integer bit operations and selects through bit masks: GCC if-converts
+   one select in a loop but gives up on loops that chain several functions' selects ("control flow in loop"); masks
+   keep every fused loop vectorizable. No table lookups: gathers are slow or emulated on the CPUs this runs on.
 
-   Worst errors over all 2^32 floats against double libm (bench/math/check.c), in ulps of the float result:
-     expf 0.99  logf 0.83  tanhf 1.33  (float arithmetic)
-     exp2f, expm1f, log1pf, sinf, cosf, tanf, asinf, acosf, atanf, sinhf, coshf, asinhf, acoshf, atanhf, cbrtf,
-     erff: 0.50 to 0.51 (double arithmetic, one rounding)
-   Binary, over 4e7 random and structured pairs: powf 0.50, atan2f 0.50 (see bench/math/check.c for the exact figures
-   of the last run). */
+   Worst errors in ulps of the float result against double libm (bench/math/check.c; the table with the inputs and
+   means is bench/math/RESULTS.md), over all 2^32 floats:
+    expf 0.9903  exp2f 0.5000  expm1f 0.5000  logf 0.8291  log1pf 0.5000  tanhf 1.3303  logisticf 2.4807
+    sinf 0.5607  cosf 0.5607  tanf 0.5681  asinf 0.5000  acosf 0.5000  atanf 0.5000  sinhf 0.5000
+    coshf 0.5000  asinhf 0.5000  acoshf 0.5000  atanhf 0.5000  cbrtf 0.5000  erff 0.5000
+    (logistic: 1/(1 + exp(-x)) in float, above -88.72, where exp(-x) overflows)
+   pow and atan2, over 4e7 random and structured pairs each: 0.5000 and 0.5000, C99's special cases bit for bit. */
 #ifndef JX_MATH_H
 #define JX_MATH_H
 
