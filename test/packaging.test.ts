@@ -67,7 +67,7 @@ test('npm pack, then npm install of the tarball offline without install scripts,
   for (const needed of [
     'package.json', 'README.md', 'LICENSE', 'binding.gyp', 'scripts/install.mjs',
     'dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/lib/optax/index.js', 'dist/lib/optax/index.d.ts',
-    'cuda/addon.c', 'cuda/kernels/jaxon_c.h', 'cuda/kernels/jaxon_common.h', 'cuda/kernels/jaxon_gemm.h', 'cuda/kernels/jaxon_cuda.h',
+    'cuda/addon.c', 'cuda/kernels/jaxon_c.h', 'cuda/kernels/jaxon_common.h', 'cuda/kernels/jaxon_gemm.h', 'cuda/kernels/jaxon_math.h', 'cuda/kernels/jaxon_cuda.h',
     'cuda/kernels/jaxon_mma.h', 'cuda/emulator/driver.cc', 'cuda/emulator/jaxon_emu.h', 'cuda/emulator/jaxon_emu_tensor.h',
     `${prebuild}/jaxon_native.node`, `${prebuild}/jaxon_cuda_emulator.node`,
   ]) {

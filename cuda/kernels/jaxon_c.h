@@ -2,8 +2,9 @@
    C target layer of jaxon_common.h (C11 <stdint.h> types, bit casts through
    memcpy, plain operators, which round each operation on their own because
    kernels compile with -ffp-contract=off), software 16-bit float conversion
-   (round to nearest even, no toolkit headers), and the OpenMP entry points the
-   kernels call. Found by the C compiler through -I (runtime/kernel-headers.ts);
+   (round to nearest even, no toolkit headers), the OpenMP entry points the
+   kernels call, and (jaxon_math.h) vectorizable float math in place of the C
+   library's sinf, expf, powf, ... Found by the C compiler through -I (runtime/kernel-headers.ts);
    part of every kernel cache key. */
 #ifndef JX_C_H
 #define JX_C_H
@@ -62,4 +63,5 @@ JX_FN jx_u16 jx_f2h(float f) {
 }
 #include "jaxon_common.h"
 #include "jaxon_gemm.h"
+#include "jaxon_math.h"
 #endif

@@ -15,7 +15,7 @@ export interface KernelHeader {
   readonly content: string;
 }
 
-export const KERNEL_HEADER_NAMES = ['jaxon_common.h', 'jaxon_c.h', 'jaxon_gemm.h', 'jaxon_cuda.h', 'jaxon_mma.h'] as const;
+export const KERNEL_HEADER_NAMES = ['jaxon_common.h', 'jaxon_c.h', 'jaxon_gemm.h', 'jaxon_math.h', 'jaxon_cuda.h', 'jaxon_mma.h'] as const;
 
 let memo: { dir: string; headers: KernelHeader[]; digest: string } | undefined;
 

@@ -5,7 +5,8 @@
 import { type DType, isFloating, isUnsigned } from '../../core/dtype.js';
 import { kernelJson, kernelName, resultOnlyNodes } from '../kernel-ir.js';
 import type { DotKernel, ElementwiseKernel, FusedReduce, Kernel, ReduceKernel, ReduceOp } from '../kernel-ir.js';
-import { C_DIALECT, C_TYPES, ExprRenderer, exprsUseIota } from './expr.js';
+import type { Expr } from '../kernel-ir.js';
+import { C_DIALECT, C_TYPES, ExprRenderer, exprsUseIota, someNode } from './expr.js';
 import { type IndexedKernel, indexedSpec } from './indexed.js';
 import { type ReductionState, reductionState } from './reduce-state.js';
 
@@ -86,6 +87,38 @@ function elementwise(k: ElementwiseKernel, name: string): string {
   const body = [...renderer.lines, ...stores];
   const head = ['const int64_t n = params[0];'];
   const parallel = 'n > JX_PARALLEL_THRESHOLD';
+  if (!needsCoords && usesTrigonometry(k.outputs.map((o) => o.expr))) {
+    const staged = k.outputs.map((o, j) => `${storageType(o.dtype)} staged${j}[256];`);
+    const stagedBody = [...renderer.lines, ...k.outputs.map((o, j) => `staged${j}[i - i0] = ${storeValue(o.dtype, results[j]!)};`)];
+    return regionKernel(name, head, parallel, [
+      ...decls,
+      '(void)rank; (void)shape;',
+      '/* blocks of 256: the fast trigonometry first, the full one again only for a block with a huge argument (jaxon_math.h) */',
+      '#pragma omp for schedule(static) nowait',
+      'for (int64_t i0 = 0; i0 < n; i0 += 256) {',
+      '  const int64_t i1 = n - i0 < 256 ? n : i0 + 256;',
+      indent(staged, 2),
+      '  jx_u32 jx_huge = 0;',
+      '#undef JX_TRIG',
+      '#define JX_TRIG JX_TRIG_FAST',
+      '  #pragma omp simd reduction(| : jx_huge)',
+      '  for (int64_t i = i0; i < i1; i++) {',
+      indent(stagedBody, 4),
+      '  }',
+      '#undef JX_TRIG',
+      '#define JX_TRIG JX_TRIG_FULL',
+      '  if (jx_huge) {',
+      '    #pragma omp simd',
+      '    for (int64_t i = i0; i < i1; i++) {',
+      indent(stagedBody, 6),
+      '    }',
+      '  }',
+      '  for (int64_t i = i0; i < i1; i++) {',
+      indent(k.outputs.map((_, j) => `out${j}[i] = staged${j}[i - i0];`), 4),
+      '  }',
+      '}',
+    ]);
+  }
   if (!needsCoords) {
     return regionKernel(name, head, parallel, [
       ...decls,
@@ -338,17 +371,17 @@ ${indent(code.finish, 2)}
   );
 }
 
+/** The offsets p<v> = b<v> + j * (inner stride) of every view v, for a single inner axis. */
+const directOffsets = (views: number): string =>
+  views ? `const int64_t ${[...Array(views).keys()].map((v) => `p${v} = b${v} + j * is${v}[0]`).join(', ')};` : '';
+
 /** C code looping j over [lo, hi) of the inner space, keeping offsets p<v> = b<v> + inner offset for each view v. */
 function fusedInnerLoop(views: number, body: string[]): string {
   const ids = [...Array(views).keys()];
   const each = (f: (v: number) => string) => ids.map(f).join(' ');
-  const direct = ids.length ? `const int64_t ${ids.map((v) => `p${v} = b${v} + j * is${v}[0]`).join(', ')};` : '';
   const start = ids.length ? `int64_t ${ids.map((v) => `p${v} = b${v}`).join(', ')};` : '';
   return `if (inner_rank == 1) {
-  for (int64_t j = lo; j < hi; j++) {
-    ${direct}
-${indent(body, 4)}
-  }
+${indent([`for (int64_t j = lo; j < hi; j++) {\n  ${directOffsets(views)}\n${indent(body, 2)}\n}`], 2)}
 } else {
   int64_t coord[JX_MAX_RANK], rest = lo;
   ${start}
@@ -364,6 +397,14 @@ ${indent(body, 4)}
 }`;
 }
 
+
+/**
+ * Whether float sin, cos or tan appear: their kernels run in blocks, the fast versions first and the full ones (the
+ * reduction of huge arguments, most of their cost) only again for a block that needs them (jaxon_math.h JX_TRIG).
+ */
+function usesTrigonometry(exprs: readonly Expr[]): boolean {
+  return someNode(exprs, (n) => n.op === 'unary' && (n.name === 'sin' || n.name === 'cos' || n.name === 'tan') && n.dtype !== 'float64');
+}
 
 /** A reduction with a prologue (the reduced value), side outputs, output-space epilogue and final outputs; layout in kernel-ir.ts FusedReduce. */
 function fusedReduce(k: ReduceKernel, f: FusedReduce, name: string): string {
