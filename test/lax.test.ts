@@ -10,6 +10,10 @@ import type { Array } from '../lib/core/array.js';
 import { type DType, DTYPES, isFloating } from '../lib/core/dtype.js';
 import { assertArray, assertThrowsMentioning, checkAgainstReference, randomValues } from './helpers/oracle.js';
 
+// Float32 dots at float32 precision, to compare with the float64 reference at float32 tolerances: a GPU's default
+// rounds their operands to tf32, as JAX's does (jax.config's jax_default_matmul_precision, as JAX's own tests set it).
+config.update('jaxDefaultMatmulPrecision', 'float32');
+
 // 64-bit on for the whole file, as JAX's tests run with jax_enable_x64: it tests every primitive in float64 too.
 // What x64 off (the default) does to float64 requests is config.test.ts's subject.
 config.update('jaxEnableX64', true);
