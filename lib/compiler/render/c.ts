@@ -3,10 +3,9 @@
 // more than JX_PARALLEL_THRESHOLD elements run under OpenMP. Parameter layouts
 // are documented on each kernel type in ../kernel-ir.ts.
 import { type DType, isFloating, isUnsigned } from '../../core/dtype.js';
-import { kernelJson, kernelName, resultOnlyNodes } from '../kernel-ir.js';
-import type { DotKernel, ElementwiseKernel, FusedReduce, Kernel, ReduceKernel } from '../kernel-ir.js';
 import { primitivesWith } from '../../core/traits.js';
-import type { Expr } from '../kernel-ir.js';
+import { kernelJson, kernelName, resultOnlyNodes } from '../kernel-ir.js';
+import type { DotKernel, ElementwiseKernel, Expr, FusedReduce, Kernel, ReduceKernel } from '../kernel-ir.js';
 import { C_DIALECT, C_TYPES, ExprRenderer, exprsUseIota, someNode } from './expr.js';
 import { type IndexedKernel, indexedSpec } from './indexed.js';
 import { type ReductionState, reductionState } from './reduce-state.js';
