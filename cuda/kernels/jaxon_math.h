@@ -6,8 +6,9 @@
 
    Two kinds of functions. exp, log and tanh, the hot ones (softmax, chains), compute in float: Cephes' reductions
    and polynomials. The others compute in double from the float argument and round once at the end: with the double
-   result good to 2^-40 or so, the float is the correctly rounded one except within a hair of a half-way point, and
-   cancellation or subnormal results need no care, which double's range absorbs. Everything is plain IEEE arithmetic
+   result good to 2^-40 or so, the float is the correctly rounded one except within a hair of a half-way point (sin,
+   cos and tan use glibc's shorter polynomials, 0.57 ulp), and cancellation or subnormal results need no care, which
+   double's range absorbs. Everything is plain IEEE arithmetic
    (the kernels compile with -ffp-contract=off), integer bit operations and selects through bit masks: GCC if-converts
    one select in a loop but gives up on loops that chain several functions' selects ("control flow in loop"); masks
    keep every fused loop vectorizable. No table lookups: gathers are slow or emulated on the CPUs this runs on.

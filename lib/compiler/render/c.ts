@@ -4,8 +4,7 @@
 // are documented on each kernel type in ../kernel-ir.ts.
 import { type DType, isFloating, isUnsigned } from '../../core/dtype.js';
 import { kernelJson, kernelName, resultOnlyNodes } from '../kernel-ir.js';
-import type { DotKernel, ElementwiseKernel, FusedReduce, Kernel, ReduceKernel, ReduceOp } from '../kernel-ir.js';
-import type { Expr } from '../kernel-ir.js';
+import type { DotKernel, ElementwiseKernel, Expr, FusedReduce, Kernel, ReduceKernel, ReduceOp } from '../kernel-ir.js';
 import { C_DIALECT, C_TYPES, ExprRenderer, exprsUseIota, someNode } from './expr.js';
 import { type IndexedKernel, indexedSpec } from './indexed.js';
 import { type ReductionState, reductionState } from './reduce-state.js';
