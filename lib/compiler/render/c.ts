@@ -39,9 +39,15 @@ const indent = (lines: string[], n: number) => lines.flatMap((l) => l.split('\n'
  * called once, directly, otherwise. Its worksharing loops are orphaned (`#pragma omp for`), which run the whole
  * loop on the calling thread outside a region, and omp_get_num_threads() is 1 there. Small work never enters
  * libgomp: a region whose `if` clause is false still costs it a team of one, 0.3-1.1 µs a call on this 2-core
- * machine (issue 16's per-op budget is 2-3 µs). `head` declares what `parallel` reads.
+ * machine (issue 16's per-op budget is 2-3 µs). `head` declares what `parallel` reads; `extra.tail` runs after the part.
  */
-function regionKernel(name: string, head: string[], parallel: string, part: string[], extra: { params: string; args: string } = { params: '', args: '' }): string {
+function regionKernel(
+  name: string,
+  head: string[],
+  parallel: string,
+  part: string[],
+  extra: { params: string; args: string; tail?: string[] } = { params: '', args: '' },
+): string {
   const call = `${name}_part(buffers, params${extra.args});`;
   return `static __attribute__((noinline)) void ${name}_part(void **buffers, const int64_t *params${extra.params}) {
 ${indent(part, 2)}
@@ -54,7 +60,7 @@ ${indent(head, 2)}
     ${call}
   } else {
     ${call}
-  }
+  }${extra.tail ? `\n${indent(extra.tail, 2)}` : ''}
 }`;
 }
 
@@ -616,8 +622,8 @@ function gemmDot(k: DotKernel, name: string): string {
     ],
     DOT_PARALLEL,
     [...dotOpening(ti, nOut, store.decls), ...region('R', blocks)],
-    { params: ', float *C, int64_t R', args: ', C, R' },
-  ).replace(/\n}$/, '\n  free(C);\n}');
+    { params: ', float *C, int64_t R', args: ', C, R', tail: ['free(C);'] },
+  );
 }
 
 /** Other dots (integers, float64, mixed): one row of the product at a time, accumulated in 64 bits. */
