@@ -24,7 +24,7 @@ import { renderC } from '../compiler/render/c.js';
 import { profiling, record } from '../profiler.js';
 import type { ProgramExecutable } from './backend.js';
 import { outputArrays } from './program.js';
-import { CpuBuffer, cpuBackend, hostBuffer, recycleHostBuffer } from './cpu.js';
+import { CpuBuffer, NO_BYTES, cpuBackend, hostBuffer, recycleHostBuffer } from './cpu.js';
 import { type CpuKernel, compileCpuKernel } from './kernel-cache.js';
 
 export interface CompiledLaunch {
@@ -62,7 +62,6 @@ const view = (r: Ref) => new Uint8Array(r.bytes, r.offset, r.nbytes);
 /** What a kernel gets for a buffer: the ArrayBuffer itself when the ref is all of it (no view object per launch). */
 const kernelArg = (r: Ref): ArrayBuffer | Uint8Array => (r.offset === 0 && r.nbytes === r.bytes.byteLength ? r.bytes : view(r));
 /** An empty arena (no temporaries): shared, nothing is ever written to it. */
-const NO_BYTES = new ArrayBuffer(0);
 const sub = (r: Ref, offset: number, nbytes: number): Ref => ({ bytes: r.bytes, offset: r.offset + offset, nbytes });
 const copyBytes = (src: Ref, dst: Ref) => {
   if (src.bytes !== dst.bytes || src.offset !== dst.offset) view(dst).set(view(src));

@@ -24,8 +24,8 @@ export class CpuBuffer implements DeviceBuffer {
 
 const kernels = new Map<string, CpuKernel>();
 
-/** What a freed buffer holds: nothing, shared. */
-const FREED = new ArrayBuffer(0);
+/** No bytes, shared: what a freed or emptied buffer holds, and an absent arena. */
+export const NO_BYTES = new ArrayBuffer(0);
 
 /** The compiled kernel for an IR, compiling it on first use. */
 /** The same by kernel object first: repeated eager plans reuse their kernel objects (runtime/eager.ts). */
@@ -104,7 +104,7 @@ class CpuBackend implements Backend {
   free(buffer: DeviceBuffer): void {
     const b = buffer as CpuBuffer;
     recycleHostBuffer(b.bytes);
-    b.bytes = FREED;
+    b.bytes = NO_BYTES;
   }
 }
 
