@@ -197,6 +197,36 @@ test('the chain of peers.ts (sin, exp, tanh, sqrt, log, cos) agrees between eage
   }
 });
 
+// Elementwise kernels with several math calls compute a full block of 256 as four interleaved strips (render/c.ts
+// INTERLEAVE); partial blocks, several outputs, scalar operands and 16-bit types take the same values as eager ops.
+test('math-heavy fused kernels (interleaved strips): jit equals eager on full and partial blocks, several outputs, float16', (t) => {
+  const jnp = jax.numpy;
+  const f = (x: jax.Array, s: jax.Array): [jax.Array, jax.Array] => {
+    const e = jnp.exp(jnp.multiply(x, s));
+    return [jnp.log1p(jnp.tanh(e)), jnp.subtract(jnp.sin(x), e)];
+  };
+  const g = (x: jax.Array) => jnp.log(jnp.add(jnp.exp(x), jax.nn.sigmoid(x)));
+  for (const n of [1, 255, 256, 257, 1000, 4096 + 3]) {
+    for (const dtype of ['float32', 'float16'] as const) {
+      const x = jnp.array(Float32Array.from({ length: n }, (_, i) => Math.sin(i * 0.7) * 4), { dtype });
+      const s = jnp.array(0.75, { dtype });
+      const eager = f(x, s).map((a) => a.dataSync());
+      const jitted = jax.jit(f)(x, s).map((a) => a.dataSync());
+      for (let j = 0; j < 2; j++) {
+        const differ = firstDifference(eager[j] as Float32Array, jitted[j] as Float32Array);
+        t.is(differ, -1, `n=${n} ${dtype} output ${j} at ${differ}: eager ${eager[j]![differ]}, jit ${jitted[j]![differ]}`);
+      }
+      const ge = g(x).dataSync() as Float32Array;
+      const gj = jax.jit(g)(x).dataSync() as Float32Array;
+      t.is(firstDifference(ge, gj), -1, `log(exp(x) + sigmoid(x)), n=${n} ${dtype}`);
+    }
+  }
+  if (onCpu) {
+    const text = jax.jit(g).lower(jnp.zeros([1000])).compile().asText();
+    t.regex(text, /s3v\d+ = /, 'the CPU kernel of log(exp(x) + sigmoid(x)) runs as four strips');
+  }
+});
+
 // The point of jaxon_math.h: the generated loop of a fused chain of transcendental functions vectorizes (a call to
 // the C library's sinf or a select GCC cannot if-convert would leave it scalar). Asks GCC itself, with the kernels'
 // flags; other compilers are not asked.
