@@ -23,9 +23,37 @@ test('a recycled buffer comes back zeroed, and only at its own size', (t) => {
   recycleHostBuffer(b);
   t.not(hostBuffer(100, 'a test buffer'), b, 'another size gets another buffer');
   t.is(hostBuffer(96, 'a test buffer'), b);
-  const big = hostBuffer(2 ** 20, 'a test buffer');
+});
+
+test('a recycled large buffer comes back too: zeroed when asked, as it was for a kernel to overwrite', (t) => {
+  const big = hostBuffer(2 ** 20 + 64, 'a test buffer');
+  new Uint8Array(big).fill(7);
   recycleHostBuffer(big);
-  t.not(hostBuffer(2 ** 20, 'a test buffer'), big, 'large buffers go to the garbage collector');
+  t.not(hostBuffer(2 ** 20 + 128, 'a test buffer'), big, 'another size gets another buffer');
+  const again = hostBuffer(2 ** 20 + 64, 'a test buffer', 'overwritten');
+  t.is(again, big, 'the freed large buffer is reused');
+  if (process.env['JAXON_POISON_HOST_BUFFERS'] !== '1') t.is(new Uint8Array(again)[12345], 7, 'not zeroed for a kernel to overwrite');
+  recycleHostBuffer(again);
+  const zeroed = hostBuffer(2 ** 20 + 64, 'a test buffer');
+  t.is(zeroed, big);
+  t.true(new Uint8Array(zeroed).every((v) => v === 0), 'zeroed when asked');
+});
+
+test('large arrays: freed buffers are reused for new results, never one a live or donated array holds', (t) => {
+  const n = 2 ** 18; // 1 MiB of float32
+  const step = jax.jit((x: Array) => jnp.add(x, 1), { donateArgnums: 0 });
+  let x = jax.devicePut(jnp.zeros([n]), cpu);
+  const kept = jnp.full([n], 3, { dtype: 'float32' });
+  for (let i = 0; i < 6; i++) {
+    const next = step(x);
+    for (let j = 0; j < 3; j++) jnp.multiply(next, -1).dispose();
+    const filler = jnp.full([n], -5, { dtype: 'float32' });
+    x = next;
+    const values = x.dataSync() as Float32Array;
+    t.true(values.every((v) => v === i + 1), `step ${i}: every element is ${i + 1}`);
+    filler.dispose();
+  }
+  t.true((kept.dataSync() as Float32Array).every((v) => v === 3), 'an array that lived through it all kept its values');
 });
 
 test('a donated buffer stays with its new array while freed buffers of its size are reused', (t) => {

@@ -204,12 +204,12 @@ export class Executable implements ProgramExecutable {
         }
       }
       const b = program.buffers[id]!;
-      return new Storage(backend, new CpuBuffer(hostBuffer(bufferBytes(b), 'an output of jit')));
+      return new Storage(backend, new CpuBuffer(hostBuffer(bufferBytes(b), 'an output of jit', 'overwritten')));
     });
     const outs = storages.map((s) => ({ bytes: (s.buffer as CpuBuffer).bytes, offset: 0, nbytes: s.buffer.nbytes }));
     const arena = {
-      device: { bytes: plan.arena.device ? hostBuffer(plan.arena.device, "a jitted program's temporaries") : NO_BYTES, offset: 0, nbytes: plan.arena.device },
-      pinned_host: { bytes: plan.arena.pinned_host ? hostBuffer(plan.arena.pinned_host, "a jitted program's pinned_host temporaries") : NO_BYTES, offset: 0, nbytes: plan.arena.pinned_host },
+      device: { bytes: plan.arena.device ? hostBuffer(plan.arena.device, "a jitted program's temporaries", 'overwritten') : NO_BYTES, offset: 0, nbytes: plan.arena.device },
+      pinned_host: { bytes: plan.arena.pinned_host ? hostBuffer(plan.arena.pinned_host, "a jitted program's pinned_host temporaries", 'overwritten') : NO_BYTES, offset: 0, nbytes: plan.arena.pinned_host },
     };
     try {
       this.exec(argRefs, constRefs, outs, arena);

@@ -58,7 +58,7 @@ class CpuBackend implements Backend {
 
   /** Both memory kinds are ordinary host memory on the CPU. */
   fromHost(bytes: Uint8Array): CpuBuffer {
-    const copy = hostBuffer(bytes.byteLength, 'a copy of host data');
+    const copy = hostBuffer(bytes.byteLength, 'a copy of host data', 'overwritten');
     new Uint8Array(copy).set(bytes);
     return new CpuBuffer(copy);
   }
@@ -75,9 +75,9 @@ class CpuBackend implements Backend {
     const outs = outputs.map((o, i) => {
       const aliased = plan.aliases.get(i);
       if (aliased !== undefined) return inputs[aliased] as CpuBuffer;
-      return new CpuBuffer(hostBuffer(sizeOf(o.shape) * itemsize(o.dtype), () => `an output ${o.dtype}[${o.shape.join(',')}]`));
+      return new CpuBuffer(hostBuffer(sizeOf(o.shape) * itemsize(o.dtype), () => `an output ${o.dtype}[${o.shape.join(',')}]`, 'overwritten'));
     });
-    const temps = plan.temps.map((t) => new CpuBuffer(hostBuffer(t.size * itemsize(t.dtype), () => `a temporary ${t.dtype}[${t.size}]`)));
+    const temps = plan.temps.map((t) => new CpuBuffer(hostBuffer(t.size * itemsize(t.dtype), () => `a temporary ${t.dtype}[${t.size}]`, 'overwritten')));
     const resolve = (ref: BufferRef): ArrayBuffer => {
       switch (ref.kind) {
         case 'input': return (inputs[ref.index] as CpuBuffer).bytes;
@@ -127,39 +127,74 @@ function packedParams(launch: Plan['launches'][number]): BigInt64Array {
 }
 
 /**
- * Freed buffers of at most POOL_MAX_BYTES, by exact size (a buffer's length is its array's), up to POOL_TOTAL_BYTES
- * in all: hostBuffer hands them out again, zeroed. A new ArrayBuffer costs V8 a backing store and garbage-collector
- * bookkeeping, the largest part of a small op's host time; every op allocates its outputs. A buffer comes here only
- * once nothing reads it: its last array's storage is freed (runtime/cpu.ts `free`), an eager plan's temporaries
- * after its launches, a jitted program's arena after the call; a donated buffer moves to its new array and its old
- * holder is emptied first, so it never comes here while in use.
+ * Freed buffers by exact size (a buffer's length is its array's), handed out again by hostBuffer: those of at most
+ * POOL_MAX_BYTES up to POOL_TOTAL_BYTES in all, larger ones up to LARGE_POOL_BYTES in all, oldest given up first.
+ * A new ArrayBuffer costs V8 a backing store and garbage-collector bookkeeping, the largest part of a small op's host
+ * time (every op allocates its outputs); a large one is fresh pages from the kernel, whose faults cost more than the
+ * kernel that fills them (16 MiB: 2-10 ms of faults, 0.9 ms to zero it again, 3.5 ms for the whole `x + 1`), where
+ * NumPy's malloc reuses its heap. A buffer comes here only once nothing reads it: its last array's storage is freed
+ * (runtime/cpu.ts `free`), an eager plan's temporaries after its launches, a jitted program's arena after the call;
+ * a donated buffer moves to its new array and its old holder is emptied first, so it never comes here while in use.
  */
 const POOL_MAX_BYTES = 65536;
 const POOL_TOTAL_BYTES = 8 * 2 ** 20;
+const LARGE_POOL_BYTES = 256 * 2 ** 20;
 const pool = new Map<number, Uint8Array[]>();
 let pooledBytes = 0;
+/** The large tier, in the order its buffers came back (a Map iterates in insertion order). */
+const largePool = new Map<Uint8Array, number>();
+let largePooledBytes = 0;
+/** Testing aid: buffers a kernel overwrites are handed out filled with 0xff bytes (NaN floats), new or reused. */
+const POISON = process.env['JAXON_POISON_HOST_BUFFERS'] === '1';
 
-/** Gives a buffer nothing reads any more back to hostBuffer's pool (buffers too large or beyond the pool's bound go to the garbage collector). */
+/** Gives a buffer nothing reads any more back to hostBuffer's pool (beyond the pool's bounds it goes to the garbage collector). */
 export function recycleHostBuffer(bytes: ArrayBuffer): void {
   const n = bytes.byteLength;
-  if (n === 0 || n > POOL_MAX_BYTES || pooledBytes + n > POOL_TOTAL_BYTES) return;
+  if (n === 0) return;
+  if (n > POOL_MAX_BYTES) {
+    if (n > LARGE_POOL_BYTES / 2) return;
+    largePool.set(new Uint8Array(bytes), n);
+    largePooledBytes += n;
+    for (const [oldest, size] of largePool) {
+      if (largePooledBytes <= LARGE_POOL_BYTES) break;
+      largePool.delete(oldest);
+      largePooledBytes -= size;
+    }
+    return;
+  }
+  if (pooledBytes + n > POOL_TOTAL_BYTES) return;
   let free = pool.get(n);
   if (!free) pool.set(n, (free = []));
   free.push(new Uint8Array(bytes));
   pooledBytes += n;
 }
 
-/** A new zeroed buffer of n bytes; running out of memory is JAX's RESOURCE_EXHAUSTED, saying how much and for what. */
-export function hostBuffer(n: number, what: string | (() => string)): ArrayBuffer {
-  if (n <= POOL_MAX_BYTES) {
-    const reused = pool.get(n)?.pop();
-    if (reused) {
-      pooledBytes -= n;
-      return reused.fill(0).buffer as ArrayBuffer;
-    }
+function reusedLarge(n: number): Uint8Array | undefined {
+  for (const [bytes, size] of largePool) {
+    if (size !== n) continue;
+    largePool.delete(bytes);
+    largePooledBytes -= n;
+    return bytes;
+  }
+  return undefined;
+}
+
+/**
+ * A buffer of n bytes: zeroed, or for `contents` 'overwritten' (a kernel's output or a program's arena: every
+ * kernel writes every element of its outputs before anything reads them, as on a GPU, whose memory is never zeroed)
+ * whatever a reused buffer held. Running out of memory is JAX's RESOURCE_EXHAUSTED, saying how much and for what.
+ */
+export function hostBuffer(n: number, what: string | (() => string), contents: 'zeroed' | 'overwritten' = 'zeroed'): ArrayBuffer {
+  const reused = n <= POOL_MAX_BYTES ? pool.get(n)?.pop() : largePool.size ? reusedLarge(n) : undefined;
+  if (reused) {
+    if (n <= POOL_MAX_BYTES) pooledBytes -= n;
+    if (POISON && contents === 'overwritten') return reused.fill(0xff).buffer as ArrayBuffer;
+    return (contents === 'zeroed' ? reused.fill(0) : reused).buffer as ArrayBuffer;
   }
   try {
-    return new ArrayBuffer(n);
+    const bytes = new ArrayBuffer(n);
+    if (POISON && contents === 'overwritten') new Uint8Array(bytes).fill(0xff);
+    return bytes;
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
     const named = typeof what === 'string' ? what : what(); // built only on failure (allocations are on every op's path)
