@@ -72,6 +72,7 @@ export function broadcastToShape(x: Array, shape: readonly number[]): Array {
  */
 export function ufuncOperands(fn: string, ...xs: unknown[]): Array[] {
   const arrays = promote(fn, ...xs);
+  if (arrays.length === 2 && shapesEqual(arrays[0]!.shape, arrays[1]!.shape)) return arrays; // the common case: nothing to broadcast
   const shape = ufuncShape(fn, arrays.map((x) => x.shape));
   return arrays.map((x) => (x.ndim === 0 ? x : broadcastToShape(x, shape)));
 }

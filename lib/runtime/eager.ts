@@ -59,7 +59,9 @@ function paramsKey(params: object): string {
 function planFor<P extends Primitive>(prim: P, avals: readonly ShapedArray[], outAvals: ShapedArray[], params: PrimitiveParams[P]): Plan {
   let key: string;
   try {
-    key = `${prim}|${avals.map(avalKey).join('|')}|${paramsKey(params as object)}`;
+    key = prim;
+    for (const a of avals) key += `|${avalKey(a)}`;
+    key += `|${paramsKey(params as object)}`;
   } catch {
     return lowerPrimitive(prim, avals as ShapedArray[], outAvals, params); // params that do not serialize: lower each time
   }
