@@ -19,7 +19,7 @@ import { ROLE_COLORS, escapeXml, formatBytes, memoryPlanSvg } from '../lib/compi
 import { type ProgramPlan, nestedPlans } from '../lib/compiler/plan.js';
 import { stepBuffers } from '../lib/compiler/schedule.js';
 import {
-  FULL_SIZES, activationStructs, hybridLayer, layerName, makeOptimizer, offloadedTrainStep, optimizerStructs, scanned, scannedWithPolicy, trainStep,
+  FULL_SIZES, PLANS_DIR, activationStructs, hybridLayer, layerName, makeOptimizer, offloadedTrainStep, optimizerStructs, scanned, scannedWithPolicy, trainStep, writeMemoryPlans,
 } from '../examples/host-offloading.js';
 import { decodePng, findChromium, runChromium } from './helpers/chromium.js';
 import { elements, parseXml, texts } from './helpers/xml.js';
@@ -309,6 +309,19 @@ test('memoryPlan on what is not a compiled program: errors that name the functio
   t.throws(() => (lowered as unknown as { memoryPlan(): unknown }).memoryPlan(), { message: 'Lowered.memoryPlan(double): a lowered program has no buffer assignment yet; call .compile().memoryPlan()' });
   t.throws(() => memoryPlanOf({} as never, { function: 'f', platform: 'cpu' }), { message: 'memoryPlan: expected a compiled program\'s plan (ProgramPlan), got Object' });
   t.throws(() => memoryPlanOf(null as never, { function: 'f', platform: 'cpu' }), { message: 'memoryPlan: expected a compiled program\'s plan (ProgramPlan), got null' });
+});
+
+test('npm start\'s writeMemoryPlans: the program\'s SVG and one per nested plan, each well-formed, paths returned in order', (t) => {
+  t.is(PLANS_DIR, 'memory-plans');
+  const dir = mkdtempSync(path.join(tmpdir(), 'jaxon-memory-plans-'));
+  const plan = tutorialPrograms().hybrid!.memoryPlan();
+  const paths = writeMemoryPlans(plan, dir, 'hybrid', 'Hybrid <offloading>');
+  t.deepEqual(paths, ['hybrid.svg', 'hybrid.step0-scan-body.svg', 'hybrid.step2-scan-body.svg'].map((f) => path.join(dir, f)));
+  const root = parseXml(readFileSync(paths[0]!, 'utf8'));
+  t.true(texts(root).includes('Hybrid <offloading>'));
+  const body = parseXml(readFileSync(paths[2]!, 'utf8'));
+  t.true(texts(body).includes('Hybrid <offloading>: the scan at step 2, its body'));
+  t.is([...elements(body)].filter((e) => e.attributes.class === 'transfer').length, plan.calls[1]!.plans[0]!.plan.transfers.filter((x) => x.stream !== 'compute').length);
 });
 
 // ---- the picture, in a browser ----

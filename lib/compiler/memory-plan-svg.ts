@@ -142,11 +142,20 @@ export function memoryPlanSvg(plan: MemoryPlanData, options?: SvgOptions): strin
     const arenaShare = lane.arena.size ? Math.max(lane.arena.size / lane.size, regions.length > 1 ? 0.5 : 1) : 0;
     const rest = lane.size - lane.arena.size;
     for (const r of regions) share.set(r, r === 'arena' ? arenaShare : rest > 0 ? (1 - arenaShare) * (lane[r].size / rest) : 0);
+    // no band thinner than a label: what a thin band lacks comes from the tallest
+    const heights = new Map(regions.map((r) => [r, share.get(r)! * height] as const));
+    for (const r of regions) {
+      const lack = 16 - heights.get(r)!;
+      if (lack <= 0) continue;
+      const tallest = regions.reduce((a, b) => (heights.get(b)! > heights.get(a)! ? b : a));
+      heights.set(tallest, heights.get(tallest)! - lack);
+      heights.set(r, 16);
+    }
     const band = new Map<string, { bottom: number; scale: number }>();
     let at = bottom;
     const scales = new Set<string>();
     regions.forEach((r, i) => {
-      const h = share.get(r)! * height;
+      const h = heights.get(r)!;
       band.set(r, { bottom: at, scale: h / lane[r].size });
       scales.add((h / lane[r].size).toPrecision(3));
       if (i % 2 === 1) out.push(`<rect class="region" x="${left}" y="${num(at - h)}" width="${num(plotWidth)}" height="${num(h)}" fill="#ececec"/>`);
@@ -172,7 +181,6 @@ export function memoryPlanSvg(plan: MemoryPlanData, options?: SvgOptions): strin
     // the peak
     const px = x(p.step + 0.5);
     out.push(`<line class="peak" x1="${num(px)}" y1="${num(top)}" x2="${num(px)}" y2="${num(bottom)}" stroke="${PEAK_COLOR}" stroke-width="2" stroke-dasharray="5,3"><title>${escapeXml(`${kind} peak: ${formatBytes(p.bytes)} live at step ${p.step}`)}</title></line>`);
-    text(left - 6, bottom, '0', ' font-size="10" text-anchor="end"');
     y = bottom + 12;
   }
 
@@ -225,7 +233,13 @@ export function memoryPlanSvg(plan: MemoryPlanData, options?: SvgOptions): strin
     y += 8;
   }
   const notes: string[] = [];
-  if (plan.calls.length) notes.push(`${plan.calls.map((c) => `${c.primitive} at step ${c.step}`).join(', ')}: one scratch bar each (nested arenas and loop carries); memoryPlan().calls[i].plans[j].plan.toSVG() draws a nested plan`);
+  if (plan.calls.length) {
+    const described = plan.calls.map((c) => {
+      const transfers = c.plans.reduce((a, p) => a + p.plan.transfers.filter((x) => x.stream !== 'compute').length, 0);
+      return `${c.primitive} at step ${c.step}${transfers ? ` (${transfers} transfers inside)` : ''}`;
+    });
+    notes.push(`${described.join(', ')}: one scratch bar each (nested arenas and loop carries); memoryPlan().calls[i].plans[j].plan.toSVG() draws a nested plan`);
+  }
   if (plan.constants.length) notes.push(`constants held by the compiled program (in no lane): ${plan.constants.map((c) => `${c.name} ${formatBytes(c.size)} ${c.memoryKind}`).join(', ')}`);
   for (const note of notes) {
     text(12, y, note, ' font-size="11" fill="#444"');

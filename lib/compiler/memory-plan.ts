@@ -18,7 +18,7 @@
 // carry buffers live; the nested plans themselves are in `calls`, each a
 // memory plan of its own (with its own toSVG()). Nothing here runs anything.
 import { itemsize } from '../core/dtype.js';
-import type { MemoryKind } from '../core/primitives.js';
+import type { MemoryKind, PrimitiveParams } from '../core/primitives.js';
 import { kernelName } from './kernel-ir.js';
 import { MEMORY_KINDS_ORDER, ProgramPlan, bufferBytes, nestedPlans } from './plan.js';
 import { type Stream, stepBuffers } from './schedule.js';
@@ -310,9 +310,19 @@ function buildPlan(plan: ProgramPlan, context: MemoryPlanContext): MemoryPlanDat
   for (const [k, layout] of [...plan.calls].sort((a, b) => a[0] - b[0])) {
     const nested = nestedPlans(layout.plans);
     const names = layout.plans.primitive === 'scan' ? ['body'] : layout.plans.primitive === 'while' ? ['cond', 'body'] : nested.map((_, i) => `branch ${i}`);
+    // the nested jaxprs' own argument shapes (a scan body's: one slice of each xs)
+    const step = programSteps[k]!;
+    const params = (step.kind === 'call' ? step.eqn.params : {}) as Partial<PrimitiveParams['scan'] & PrimitiveParams['while'] & PrimitiveParams['cond']>;
+    const jaxprs = layout.plans.primitive === 'scan' ? [params.jaxpr] : layout.plans.primitive === 'while' ? [params.condJaxpr, params.bodyJaxpr] : params.branches ?? [];
     calls.push({
       step: k, primitive: layout.plans.primitive, scratch: { ...layout.scratch },
-      plans: nested.map((p, i) => ({ name: names[i]!, plan: buildPlan(p, { function: `${context.function}/${layout.plans.primitive}@${k}/${names[i]}`, platform: context.platform }) as MemoryPlan })),
+      plans: nested.map((p, i) => ({
+        name: names[i]!,
+        plan: buildPlan(p, {
+          function: `${context.function}/${layout.plans.primitive}@${k}/${names[i]}`, platform: context.platform,
+          ...(jaxprs[i] ? { argumentShapes: jaxprs[i]!.jaxpr.inVars.map((v) => v.aval.shape) } : {}),
+        }) as MemoryPlan,
+      })),
     });
     for (const kind of MEMORY_KINDS_ORDER) {
       const bytes = layout.scratch[kind];
