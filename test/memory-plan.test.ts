@@ -7,7 +7,7 @@
 // dependency) with a bar per buffer and its labels, the same text every
 // time; and headless Chromium renders it (Debian's chromium, installed by
 // test/helpers/chromium.ts where it can be; skipped with the reason where not).
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
@@ -314,6 +314,7 @@ test('memoryPlan on what is not a compiled program: errors that name the functio
 test('npm start\'s writeMemoryPlans: the program\'s SVG and one per nested plan, each well-formed, paths returned in order', (t) => {
   t.is(PLANS_DIR, 'memory-plans');
   const dir = mkdtempSync(path.join(tmpdir(), 'jaxon-memory-plans-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const plan = tutorialPrograms().hybrid!.memoryPlan();
   const paths = writeMemoryPlans(plan, dir, 'hybrid', 'Hybrid <offloading>');
   t.deepEqual(paths, ['hybrid.svg', 'hybrid.step0-scan-body.svg', 'hybrid.step2-scan-body.svg'].map((f) => path.join(dir, f)));
@@ -333,6 +334,7 @@ if (!chromium.command) console.log(`memory-plan: ${chromium.reason}`);
   const plan = tutorialPrograms().activationOffload!.memoryPlan();
   const svg = plan.toSVG();
   const dir = mkdtempSync(path.join(tmpdir(), 'jaxon-memory-plan-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const svgPath = path.join(dir, 'plan.svg');
   writeFileSync(svgPath, svg);
   const height = Number(parseXml(svg).attributes.height);
