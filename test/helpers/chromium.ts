@@ -3,14 +3,15 @@
 // none is, install Debian's package when that can succeed without a prompt
 // (root, apt-get present, JAXON_TEST_INSTALL_CHROMIUM not 0), as the test
 // setup the project's machines expect; otherwise say why, so the test that
-// needs it is skipped with that reason. Also a small PNG decoder (node's
+// needs it is skipped with that reason. JAXON_TEST_CHROMIUM=<command> picks
+// the browser instead. Also a small PNG decoder (node's
 // zlib) to look at a screenshot's pixels, and a run helper with a timeout.
 import { spawnSync } from 'node:child_process';
 
 const CANDIDATES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'];
 
 function onPath(command: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${command}`], { encoding: 'utf8' }).status === 0;
+  return spawnSync('sh', ['-c', 'command -v "$1"', 'sh', command], { encoding: 'utf8' }).status === 0;
 }
 
 /** Installs Debian's chromium when it can be done non-interactively; returns why not, or null once installed. */
@@ -36,6 +37,12 @@ let found: { command: string | null; reason: string } | undefined;
 /** The headless browser's command, or null with the reason there is none (installing Debian's chromium first where possible). */
 export function findChromium(): { command: string | null; reason: string } {
   if (found) return found;
+  // JAXON_TEST_CHROMIUM names the browser to use (and nothing is installed)
+  const chosen = process.env.JAXON_TEST_CHROMIUM;
+  if (chosen) {
+    found = onPath(chosen) ? { command: chosen, reason: '' } : { command: null, reason: `JAXON_TEST_CHROMIUM=${chosen} is not a command here` };
+    return found;
+  }
   const look = () => CANDIDATES.find(onPath) ?? null;
   let command = look();
   let reason = '';
