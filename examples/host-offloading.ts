@@ -9,12 +9,19 @@
 // memoryAnalysis() of the tutorial's full-size program cross-lowered for
 // CUDA (lowering allocates nothing) next to JAX's figures on an H100, then
 // runs the program and checks it against the program without offloading. On
-// the CPU the runs use smaller sizes unless --full is given. The programs are
-// exported for test/offloading.test.ts.
+// the CPU the runs use smaller sizes unless --full is given. Each section also
+// writes the program's memory plan (Compiled.memoryPlan().toSVG(): buffers
+// over the schedule, one lane per memory kind, the peak marked) into
+// ./memory-plans/, with one more picture per nested scan / while / cond
+// plan, and prints the paths. The programs are exported for
+// test/offloading.test.ts.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as jax from '../lib/index.js';
 import type { Array } from '../lib/index.js';
 import type { MemoryAnalysis } from '../lib/compiler/analysis.js';
+import type { MemoryPlan } from '../lib/compiler/memory-plan.js';
 import * as optax from '../lib/optax/index.js';
 
 const jnp = jax.numpy;
@@ -188,6 +195,27 @@ function activationData(s: Sizes): [Weights, Array] {
   return [[w1, w2], input];
 }
 
+/** Where `npm start` writes the memory plans' SVGs (relative to the working directory). */
+export const PLANS_DIR = 'memory-plans';
+
+/**
+ * Writes a memory plan's SVG as `dir/name.svg`, and each nested control-flow plan's as
+ * `dir/name.step<K>-<primitive>-<body|cond|branch-i>.svg`; returns the paths, the program's first.
+ */
+export function writeMemoryPlans(plan: MemoryPlan, dir: string, name: string, title: string): string[] {
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${name}.svg`);
+  writeFileSync(file, plan.toSVG({ title }));
+  const paths = [file];
+  for (const call of plan.calls) {
+    for (const nested of call.plans) {
+      const part = `${name}.step${call.step}-${call.primitive}-${nested.name.replace(/ /g, '-')}`;
+      paths.push(...writeMemoryPlans(nested.plan, dir, part, `${title}: the ${call.primitive} at step ${call.step}, its ${nested.name}`));
+    }
+  }
+  return paths;
+}
+
 const allclose = (a: Array, b: Array) => jnp.allclose(a, b, { rtol: 1e-5, atol: 1e-5 }).item() as boolean;
 
 // ---- the tutorial ----
@@ -199,13 +227,23 @@ function main(argv: readonly string[]): void {
   const run = full ? FULL_SIZES : SMALL_SIZES;
   const platform = jax.defaultBackend();
   const out = (...lines: string[]) => console.log(lines.join('\n'));
-  const analyze = (lowered: { compile(): { memoryAnalysis(): MemoryAnalysis } }, unit: 'MB' | 'GB', jaxFigures: { temp: number; argument: number; total: number }) => {
-    const m = lowered.compile().memoryAnalysis();
+  const analyze = (
+    lowered: { compile(): { memoryAnalysis(): MemoryAnalysis; memoryPlan(): MemoryPlan } },
+    unit: 'MB' | 'GB',
+    jaxFigures: { temp: number; argument: number; total: number },
+    plan: { name: string; title: string },
+  ) => {
+    const compiled = lowered.compile();
+    const m = compiled.memoryAnalysis();
+    const memoryPlan = compiled.memoryPlan();
+    const [file, ...nested] = writeMemoryPlans(memoryPlan, PLANS_DIR, plan.name, `${plan.title} (cross-lowered for cuda)`);
+    const peak = memoryPlan.peak.device;
     out(
       'memoryAnalysis of the full-size program, cross-lowered for cuda:',
       ...memoryLines(m, unit),
       `  (JAX on an H100: Temp size: ${jaxFigures.temp.toFixed(2)} ${unit}, Argument size: ${jaxFigures.argument.toFixed(2)} ${unit}, Total size: ${jaxFigures.total.toFixed(2)} ${unit})`,
       hostLine(m, unit),
+      `Memory plan: ${file} (device peak at step ${peak.step} of ${memoryPlan.steps.length}, ${peak.live.length} buffers live)${nested.length ? `; nested plans: ${nested.join(', ')}` : ''}`,
     );
   };
   const runs = (describe: (s: Sizes) => string) => out(full
@@ -234,7 +272,7 @@ function main(argv: readonly string[]): void {
   // -- activation offloading --
   out('## Activation Offloading', '', '### Baseline: 10 layers of x @ w1 @ w2 under lax.scan, jit(grad(scanned))');
   const f = jax.jit(jax.grad(scanned));
-  analyze(f.lower(...activationStructs(FULL_SIZES), { platform: 'cuda' }), 'MB', JAX_H100.baseline);
+  analyze(f.lower(...activationStructs(FULL_SIZES), { platform: 'cuda' }), 'MB', JAX_H100.baseline, { name: 'baseline', title: 'Baseline: jit(grad(scanned))' });
   runs(what);
   const [w, input] = activationData(run);
   const result = f(w, input) as Weights;
@@ -242,7 +280,7 @@ function main(argv: readonly string[]): void {
 
   out('### Activation offloading: remat(layerName, saveAndOffloadOnlyTheseNames(offloaded: ["x"]))');
   const fOffload = jax.jit(jax.grad(scannedWithPolicy(layerName)));
-  analyze(fOffload.lower(...activationStructs(FULL_SIZES), { platform: 'cuda' }), 'MB', JAX_H100.activation);
+  analyze(fOffload.lower(...activationStructs(FULL_SIZES), { platform: 'cuda' }), 'MB', JAX_H100.activation, { name: 'activation-offloading', title: 'Activation offloading: remat(layerName) under saveAndOffloadOnlyTheseNames' });
   runs(what);
   const resultActivation = fOffload(w, input) as Weights;
   out(`Results match within tolerance: ${allclose(resultActivation[0], result[0])}`);
@@ -251,7 +289,7 @@ function main(argv: readonly string[]): void {
   // -- parameter offloading --
   out('## Parameter Offloading', '', '### Hybrid: weights in pinned_host, each layer\'s slice put on the device inside the scan, activation offloading as before');
   const fHybrid = jax.jit(jax.grad(scannedWithPolicy(hybridLayer(sDev))));
-  analyze(fHybrid.lower(...activationStructs(FULL_SIZES, sHost), { platform: 'cuda' }), 'MB', JAX_H100.parameter);
+  analyze(fHybrid.lower(...activationStructs(FULL_SIZES, sHost), { platform: 'cuda' }), 'MB', JAX_H100.parameter, { name: 'parameter-offloading', title: 'Parameter + activation offloading: host weights put on the device per layer' });
   runs(what);
   const [wh1, wh2] = [jax.devicePut(w[0], sHost), jax.devicePut(w[1], sHost)];
   const resultBoth = fHybrid([wh1, wh2], input) as Weights;
@@ -263,12 +301,12 @@ function main(argv: readonly string[]): void {
   out('# Optimizer State Offloading', '', '### Basic implementation: 4 layers of 7168 x 7168 with gelu, optax chain(clipByGlobalNorm(1), adam(0.1)), jit(step, donateArgnums: [0, 1])');
   const optimizer = makeOptimizer();
   const step = jax.jit(trainStep(optimizer), { donateArgnums: [0, 1] });
-  analyze(step.lower(...optimizerStructs(FULL_SIZES.dim), { platform: 'cuda' }), 'GB', JAX_H100.adam);
+  analyze(step.lower(...optimizerStructs(FULL_SIZES.dim), { platform: 'cuda' }), 'GB', JAX_H100.adam, { name: 'adam', title: 'Adam step, everything on the device, parameters and state donated' });
   const sDevice = new SingleDeviceSharding(jax.devices()[0]!, { memoryKind: 'device' });
   const sPinned = new SingleDeviceSharding(jax.devices()[0]!, { memoryKind: 'pinned_host' });
   out('', '### Offloaded: the optimizer state in pinned_host, put on the device in the step, jit(step, donateArgnums: [0], outShardings: [sDev, sHost])');
   const offloadStep = jax.jit(offloadedTrainStep(optimizer, sDevice), { donateArgnums: [0], outShardings: [sDevice, sPinned] });
-  analyze(offloadStep.lower(...optimizerStructs(FULL_SIZES.dim, sPinned), { platform: 'cuda' }), 'GB', JAX_H100.adamOffloaded);
+  analyze(offloadStep.lower(...optimizerStructs(FULL_SIZES.dim, sPinned), { platform: 'cuda' }), 'GB', JAX_H100.adamOffloaded, { name: 'optimizer-state-offloading', title: 'Adam step, optimizer state in pinned_host' });
   runs(dims);
   const ones = () => Object.fromEntries([1, 2, 3, 4].map((i) => [`w${i}`, jnp.ones([run.dim, run.dim], { dtype: 'float32' })])) as Params;
   const inputs = jnp.ones([run.dim, run.dim], { dtype: 'float32' });

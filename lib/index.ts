@@ -51,4 +51,7 @@ export { ShapeDtypeStruct } from './sharding/shape-dtype-struct.js';
 export { evalShape } from './transforms/eval-shape.js';
 export { Memory } from './runtime/device.js';
 export type { MemoryStats } from './runtime/device.js';
+/** Compiled.memoryPlan(): the buffer assignment over the schedule, and its SVG. */
+export type { BufferRole, MemoryPlan, MemoryPlanBuffer, MemoryPlanStep, MemoryPlanTransfer } from './compiler/memory-plan.js';
+export type { SvgOptions } from './compiler/memory-plan-svg.js';
 export * as profiler from './profiler.js';

@@ -17,12 +17,14 @@ import type { ClosedJaxpr } from '../trace/jaxpr.js';
 import { CUDA_ALIGNMENT, type GemmTargetOf, type KernelInfo, type MemoryAnalysis, cudaKernels, memoryAnalysis } from '../compiler/analysis.js';
 import { type CostAnalysis, jaxprCost } from '../compiler/cost.js';
 import { describePlan } from '../compiler/describe-plan.js';
+import { type MemoryPlan, memoryPlanOf } from '../compiler/memory-plan.js';
 import { type ProgramPlan, planJaxpr } from '../compiler/plan.js';
 import type { ProgramExecutable } from '../runtime/backend.js';
 import { type Device, devices } from '../runtime/device.js';
 import { scanPrefetchMode } from '../runtime/cuda-executable.js';
 
 export type { KernelInfo, MemoryAnalysis } from '../compiler/analysis.js';
+export type { MemoryPlan } from '../compiler/memory-plan.js';
 
 export type Platform = 'cpu' | 'cuda';
 
@@ -73,6 +75,11 @@ export class Lowered {
     return jaxprCost(this.jaxpr.jaxpr);
   }
 
+  /** Not a Lowered's: buffer assignment happens in compile(). */
+  memoryPlan(): never {
+    throw new ValueError(`Lowered.memoryPlan(${this.#info.fn}): a lowered program has no buffer assignment yet; call .compile().memoryPlan()`);
+  }
+
   compile(): Compiled {
     this.#compiled ??= makeCompiled(this, this.#info);
     return this.#compiled;
@@ -89,6 +96,11 @@ export interface Compiled {
   /** The fused schedule: one line per step with buffer placements, then the kernels' sources. */
   asText(): string;
   kernels(): KernelInfo[];
+  /**
+   * The buffer assignment over the schedule, as plain data (`{ buffers, steps, transfers, lanes, peak, totals, ... }`,
+   * compiler/memory-plan.ts), whose totals are memoryAnalysis()'s figures; `.toSVG()` draws it.
+   */
+  memoryPlan(): MemoryPlan;
 }
 
 /** The platform's first device here, or undefined (cross-lowering for 'cuda' where no GPU is). */
@@ -142,6 +154,7 @@ function makeCompiled(lowered: Lowered, info: LoweredInfo): Compiled {
       },
     },
     kernels: { value: () => listKernels() },
+    memoryPlan: { value: () => memoryPlanOf(plan, { function: info.fn, platform, argumentShapes: info.avals.map((a) => a.shape) }) },
   });
   return compiled;
 }
