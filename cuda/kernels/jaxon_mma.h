@@ -44,7 +44,9 @@ JX_DEVICE jx_u32 jx_smem_u32(const void *p) {
 JX_DEVICE jx_u32 jx_f2tf32(float x) {
   jx_u32 r;
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-  return r;
+  /* a NaN whose payload lies in the 13 dropped bits alone rounds to an infinity on the hardware (an H200 gave a
+     non-NaN for 0x7f800001, 2026-11-27): keep it a NaN, quiet, as the emulated conversion does */
+  return x != x ? ((__float_as_uint(x) | 0x400000u) & 0xffffe000u) : r;
 }
 JX_DEVICE void jx_mma_m16n8k16_bf16(float *d, const jx_u32 *a, const jx_u32 *b) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
