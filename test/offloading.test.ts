@@ -19,6 +19,7 @@ import {
   optimizerStructs, scanned, scannedWithPolicy, totalSize, trainStep, twoLayers,
 } from '../examples/host-offloading.js';
 import { assertArray } from './helpers/oracle.js';
+import { measurePeak } from '../bench/gpu/measured-peak.js';
 
 const jnp = jax.numpy;
 const { SingleDeviceSharding } = jax.sharding;
@@ -202,6 +203,38 @@ test('optimizer-state offloading runs: 3 steps equal the on-device steps, the st
   }
   // the moments moved: Adam did something
   t.true((jax.tree.leaves(r) as Array[]).some((l) => l.size > 1 && Math.abs(l.dataSync()[0]!) > 0));
+});
+
+// ---- measured equals planned (on a CUDA device: the emulated GPU in CI) ----
+
+const onCuda = dev.platform === 'cuda';
+(onCuda ? test.serial : test.serial.skip)('measured equals planned: each tutorial program\'s allocator peak during a call is memoryAnalysis()\'s temp + output - alias, device and pinned_host', async (t) => {
+  const s: Sizes = { layers: 4, batch: 32, width: 32, hidden: 64, dim: 64 };
+  const [w, x] = smallData(s);
+  const hostW = () => jax.devicePut(w, sHost) as [Array, Array];
+  const optimizer = makeOptimizer();
+  const params = () => Object.fromEntries([1, 2, 3, 4].map((i) => [`w${i}`, jnp.multiply(jnp.cos(jnp.multiply(jnp.arange(s.dim * s.dim, undefined, undefined, { dtype: 'float32' }), 0.1 * i)).reshape([s.dim, s.dim]), 0.5)])) as Params;
+  const inputs = jnp.sin(jnp.arange(s.dim * s.dim, undefined, undefined, { dtype: 'float32' })).reshape([s.dim, s.dim]);
+  const programs: [string, { (...a: unknown[]): unknown; memoryAnalysis(): MemoryAnalysis }, () => unknown[]][] = [
+    ['baseline', jax.jit(jax.grad(scanned)).lower(w, x).compile() as never, () => [w, x]],
+    ['activation offload', jax.jit(jax.grad(scannedWithPolicy(layerName))).lower(w, x).compile() as never, () => [w, x]],
+    ['activation + parameter offload', jax.jit(jax.grad(scannedWithPolicy(hybridLayer(sDev)))).lower(hostW(), x).compile() as never, () => [hostW(), x]],
+    ['Adam step, donated', jax.jit(trainStep(optimizer), { donateArgnums: [0, 1] }).lower(params(), optimizer.init(params()), inputs).compile() as never, () => [params(), optimizer.init(params()), inputs]],
+    ['optimizer-state offload', jax.jit(offloadedTrainStep(optimizer, sDev), { donateArgnums: [0], outShardings: [sDev, sHost] })
+      .lower(params(), jax.devicePut(optimizer.init(params()) as never, sHost), inputs).compile() as never, () => [params(), jax.devicePut(optimizer.init(params()) as never, sHost), inputs]],
+  ];
+  let hostChecked = 0;
+  for (const [name, compiled, args] of programs) {
+    const m = await measurePeak(compiled, args);
+    t.log(name, JSON.stringify(m));
+    t.true(m.device.planned > 0, name);
+    t.is(m.device.requested, m.device.planned, `${name}: device`);
+    t.true(m.device.inUse >= m.device.requested, `${name}: the pool's rounding only adds`);
+    t.is(m.pinnedHost.requested, m.pinnedHost.planned, `${name}: pinned_host`);
+    t.true(m.pinnedHost.inUse >= m.pinnedHost.requested);
+    if (m.pinnedHost.planned > 0) hostChecked++;
+  }
+  t.is(hostChecked, 3, 'the offloaded residuals, the host gradients and the host optimizer state are in the pinned-host pool');
 });
 
 // ---- the plan's schedule: memory-aware order, in-place outputs, transfer streams ----
