@@ -389,6 +389,8 @@ jaxon_block *jaxon_alloc(jaxon_allocator *a, size_t size, uint64_t stream, int *
   b->requested = size;
   a->stats.bytes_in_use += b->size;
   if (a->stats.bytes_in_use > a->stats.peak_bytes_in_use) a->stats.peak_bytes_in_use = a->stats.bytes_in_use;
+  a->stats.bytes_requested += size;
+  if (a->stats.bytes_requested > a->stats.peak_bytes_requested) a->stats.peak_bytes_requested = a->stats.bytes_requested;
   if (b->size > a->stats.largest_alloc_size) a->stats.largest_alloc_size = b->size;
   a->stats.num_allocs++;
   a->stats.num_live_blocks++;
@@ -402,6 +404,7 @@ int jaxon_free(jaxon_allocator *a, jaxon_block *b, char *err, size_t err_size) {
     return JAXON_ALLOC_ERROR;
   }
   a->stats.bytes_in_use -= b->size;
+  a->stats.bytes_requested -= b->requested;
   a->stats.num_live_blocks--;
   if (b->num_uses == 0) {
     return_to_cache(a, b);
@@ -575,6 +578,8 @@ jaxon_block *jaxon_host_alloc(jaxon_host_pool *p, size_t size, int *status, char
   b->requested = size;
   p->stats.bytes_in_use += b->size;
   if (p->stats.bytes_in_use > p->stats.peak_bytes_in_use) p->stats.peak_bytes_in_use = p->stats.bytes_in_use;
+  p->stats.bytes_requested += size;
+  if (p->stats.bytes_requested > p->stats.peak_bytes_requested) p->stats.peak_bytes_requested = p->stats.bytes_requested;
   if (b->size > p->stats.largest_alloc_size) p->stats.largest_alloc_size = b->size;
   p->stats.num_allocs++;
   p->stats.num_live_blocks++;
@@ -588,6 +593,7 @@ int jaxon_host_free(jaxon_host_pool *p, jaxon_block *b, char *err, size_t err_si
     return JAXON_ALLOC_ERROR;
   }
   p->stats.bytes_in_use -= b->size;
+  p->stats.bytes_requested -= b->requested;
   p->stats.num_live_blocks--;
   if (b->num_uses == 0) {
     host_return(p, b);
@@ -609,3 +615,13 @@ jaxon_alloc_stats jaxon_host_get_stats(jaxon_host_pool *p) {
   p->stats.largest_free_block = largest;
   return p->stats;
 }
+
+static void reset_peaks(jaxon_alloc_stats *s) {
+  s->peak_bytes_in_use = s->bytes_in_use;
+  s->peak_bytes_requested = s->bytes_requested;
+  s->peak_bytes_reserved = s->bytes_reserved;
+}
+
+void jaxon_alloc_reset_peaks(jaxon_allocator *a) { reset_peaks(&a->stats); }
+
+void jaxon_host_reset_peaks(jaxon_host_pool *p) { reset_peaks(&p->stats); }

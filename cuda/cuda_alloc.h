@@ -74,6 +74,8 @@ typedef struct jaxon_alloc_stats {
   uint64_t num_segments;
   uint64_t num_cache_flushes;  /* out-of-memory retries that emptied the cache */
   uint64_t num_ooms;           /* requests that failed after the retry */
+  uint64_t bytes_requested;    /* the sizes asked for (before rounding) of blocks handed out and not freed */
+  uint64_t peak_bytes_requested;
 } jaxon_alloc_stats;
 
 typedef struct jaxon_block_pool {
@@ -110,6 +112,8 @@ int jaxon_alloc_record_use(jaxon_block *block, uint64_t stream);
 void jaxon_alloc_process_events(jaxon_allocator *a);
 /* Releases segments with no block in use; returns the bytes released. */
 uint64_t jaxon_alloc_empty_cache(jaxon_allocator *a);
+/* Starts the peaks (in use, requested, reserved) again from the current values. */
+void jaxon_alloc_reset_peaks(jaxon_allocator *a);
 jaxon_alloc_stats jaxon_alloc_get_stats(jaxon_allocator *a);
 /* Calls fn for each block of each segment, in address order (for tests and snapshots). */
 void jaxon_alloc_visit(jaxon_allocator *a, void (*fn)(void *user, size_t segment, const jaxon_block *b), void *user);
@@ -135,6 +139,7 @@ jaxon_block *jaxon_host_alloc(jaxon_host_pool *p, size_t size, int *status, char
 int jaxon_host_free(jaxon_host_pool *p, jaxon_block *block, char *err, size_t err_size);
 void jaxon_host_process_events(jaxon_host_pool *p);
 uint64_t jaxon_host_empty_cache(jaxon_host_pool *p);
+void jaxon_host_reset_peaks(jaxon_host_pool *p);
 jaxon_alloc_stats jaxon_host_get_stats(jaxon_host_pool *p);
 
 #endif

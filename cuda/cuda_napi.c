@@ -188,7 +188,9 @@ napi_value jaxon_stats_object(napi_env env, const jaxon_alloc_stats *s) {
            jaxon_set_number(env, object, "numLiveBuffers", (double)s->num_live_blocks) &&
            jaxon_set_number(env, object, "numSegments", (double)s->num_segments) &&
            jaxon_set_number(env, object, "numCacheFlushes", (double)s->num_cache_flushes) &&
-           jaxon_set_number(env, object, "numOoms", (double)s->num_ooms);
+           jaxon_set_number(env, object, "numOoms", (double)s->num_ooms) &&
+           jaxon_set_number(env, object, "bytesRequested", (double)s->bytes_requested) &&
+           jaxon_set_number(env, object, "peakBytesRequested", (double)s->peak_bytes_requested);
   return ok ? object : NULL;
 }
 

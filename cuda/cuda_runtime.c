@@ -388,6 +388,19 @@ static napi_value memory_stats(napi_env env, napi_callback_info info) {
   return result;
 }
 
+// cudaResetPeakMemoryStats(device): the peaks of both pools start again from what is in use now
+static napi_value reset_peak_memory_stats(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  if (!jaxon_args(env, info, "cudaResetPeakMemoryStats", 1, 1, argv, NULL)) return NULL;
+  jaxon_cuda_device *d = jaxon_get_device(env, argv[0], "cudaResetPeakMemoryStats");
+  if (!d) return NULL;
+  jaxon_alloc_process_events(&d->allocator);
+  jaxon_host_process_events(&d->host_pool);
+  jaxon_alloc_reset_peaks(&d->allocator);
+  jaxon_host_reset_peaks(&d->host_pool);
+  return NULL;
+}
+
 // cudaEmptyCache(device) -> bytes returned to the driver (device and pinned host)
 static napi_value empty_cache(napi_env env, napi_callback_info info) {
   napi_value argv[1], result;
@@ -489,6 +502,7 @@ void jaxon_init_cuda_runtime(napi_env env, napi_value exports) {
   jaxon_export(env, exports, "cudaInit", cuda_init);
   jaxon_export(env, exports, "cudaMemoryStats", memory_stats);
   jaxon_export(env, exports, "cudaEmptyCache", empty_cache);
+  jaxon_export(env, exports, "cudaResetPeakMemoryStats", reset_peak_memory_stats);
   jaxon_export(env, exports, "cudaSynchronize", synchronize);
   jaxon_export(env, exports, "cudaSynchronizeSync", synchronize_sync);
   jaxon_export(env, exports, "cudaMemGetInfo", mem_get_info);

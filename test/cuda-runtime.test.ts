@@ -266,6 +266,8 @@ test('allocator: stats count exactly', (t) => {
       numSegments: 2,
       numCacheFlushes: 0,
       numOoms: 0,
+      bytesRequested: 100 + 700 * KiB + 3 * MiB,
+      peakBytesRequested: 100 + 5000 + 700 * KiB + 3 * MiB,
       pendingEvents: 0,
       fakeReservedBytes: 22 * MiB,
     },

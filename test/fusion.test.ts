@@ -388,3 +388,19 @@ test('random programs: jit equals eager bit for bit (float32 and float16)', (t) 
     });
   }
 });
+
+test('values computed from host arrays put on the device stay in one kernel per independent part; on the device they fuse into one', (t) => {
+  // two optimizer-like updates: m' = 0.9 m + 0.1 g, p' = p - m' (the moments m1, m2 arrive in pinned_host)
+  const update = (m1: Array, m2: Array, g1: Array, g2: Array, p1: Array, p2: Array) => {
+    const [d1, d2] = [jax.devicePut(m1, 'device'), jax.devicePut(m2, 'device')];
+    const n1 = jnp.add(jnp.multiply(d1, 0.9), jnp.multiply(g1, 0.1));
+    const n2 = jnp.add(jnp.multiply(d2, 0.9), jnp.multiply(g2, 0.1));
+    return [jnp.subtract(p1, n1), jnp.subtract(p2, n2), jax.devicePut(n1, 'pinned_host'), jax.devicePut(n2, 'pinned_host')];
+  };
+  const [g1, g2, p1, p2] = [rand([64, 32], 1), rand([64, 32], 2), rand([64, 32], 3), rand([64, 32], 4)];
+  const [m1, m2] = [rand([64, 32], 5), rand([64, 32], 6)];
+  const onHost = compiled(t, update as Fn, jax.devicePut(m1, 'pinned_host'), jax.devicePut(m2, 'pinned_host'), g1, g2, p1, p2);
+  t.is(launches(onHost).length, 2, labels(onHost).join('; '));
+  const onDevice = compiled(t, update as Fn, m1, m2, g1, g2, p1, p2);
+  t.is(launches(onDevice).length, 1, labels(onDevice).join('; '));
+});

@@ -765,6 +765,104 @@ test('activation offloading: saveAndOffloadOnlyTheseNames saves, offloads and re
   t.is(grads.memorySpace, 'device');
 });
 
+test('memories_test: test_remat_scan_jaxpr_offloadable, remat inside the scan body (the older test: an everything-offloadable policy, 3 residuals stacked on the host)', (t) => {
+  const policy = () => ({ offload: ['device', 'pinned_host'] as ['device', 'pinned_host'] });
+  const g = jax.remat((y: Array, _: null): [Array, null] => [jnp.sin(jnp.sin(jnp.sin(y))), null], { policy });
+  const f = (x: Array) => jnp.sum(lax.scan(g, x, null, { length: 1 })[0] as Array);
+  const inp = arange([16], 'float32');
+  const { fwd, bwd } = fwdBwdJaxprs(f, inp);
+  t.is(fwd.outAvals.length, 4, '1 output, 3 offloaded residuals');
+  t.deepEqual(fwd.outAvals.slice(1).map((a) => [a.memorySpace, a.shape]), [['pinned_host', [1, 16]], ['pinned_host', [1, 16]], ['pinned_host', [1, 16]]], fwd.toString());
+  t.is(count(fwd, 'device_put[src_kind=device dst_kind=pinned_host]'), 3, fwd.toString());
+  t.is(bwd.inAvals.length, 4, '3 offloaded residuals, 1 cotangent');
+  t.is(count(bwd, 'device_put[src_kind=pinned_host dst_kind=device]'), 3, bwd.toString());
+  const grad = jax.jit(jax.grad(f));
+  assertArray(t, grad(inp) as Array, jax.grad((x: Array) => jnp.sum(jnp.sin(jnp.sin(jnp.sin(x)))))(inp) as Array, { tol: 1e-5 });
+  t.true(grad.lower(inp).compile().memoryAnalysis().hostTempSizeInBytes > 0);
+});
+
+/** JAX's test_remat_scan_jaxpr_offloadable body: y saved, z and w offloaded, under one remat around the whole scan. */
+function rematAroundScan(transpose: boolean) {
+  const policy = jax.checkpointPolicies.saveAndOffloadOnlyTheseNames({
+    namesWhichCanBeSaved: ['y'], namesWhichCanBeOffloaded: ['z', 'w'], offloadSrc: 'device', offloadDst: 'pinned_host',
+  });
+  const body = (x: Array): Array => {
+    const g = ([carry]: [Array, Array], _: null): [[Array, Array], null] => {
+      const y = jax.checkpointName(jnp.sin(carry), 'y');
+      let z = jax.checkpointName(jnp.sin(y), 'z');
+      if (transpose) z = z.T;
+      let w = jax.checkpointName(jnp.sin(z), 'w');
+      if (transpose) w = w.T;
+      return [[w, jnp.sum(w)], null];
+    };
+    const [[, out]] = lax.scan(g, [x, jnp.array(1, { dtype: 'float32' })], null, { length: 3 }) as [[Array, Array], null];
+    return out;
+  };
+  return { body, f: jax.remat(body, { policy }) };
+}
+
+test('memories_test: test_remat_scan_jaxpr_offloadable (a policy around a whole scan reaches inside its body: z stacked on the host, y on the device)', (t) => {
+  assertThrowsMentioning(t, () => jax.checkpointPolicies.saveAndOffloadOnlyTheseNames({
+    namesWhichCanBeSaved: ['y'], namesWhichCanBeOffloaded: ['y', 'w'], offloadSrc: 'device', offloadDst: 'pinned_host',
+  }), 'the names should be exclusive and should not intersect');
+  const { body, f } = rematAroundScan(false);
+  const inp = jnp.multiply(arange([256, 128], 'float32'), 1e-4);
+  const { fwd, bwd } = fwdBwdJaxprs(f, inp);
+  // residuals, each stacked over the 3 iterations: the carry coming in (sin's cosine is recomputed from it), y saved
+  // on the device, z offloaded; w and sum(w) feed only the next iteration and the output, so nothing keeps them.
+  // (JAX counts 2 host residuals and 5 forward outputs on its own printing; the rule is the same: the policy chooses
+  // per iteration inside the body instead of the whole scan being recomputed from its input.)
+  const residuals = fwd.outAvals.slice(1);
+  t.is(residuals.length, 3, fwd.toString());
+  t.true(residuals.every((a) => a.shape.join() === '3,256,128'));
+  t.deepEqual(residuals.map((a) => a.memorySpace ?? 'device').sort(), ['device', 'device', 'pinned_host'], fwd.toString());
+  t.is(count(fwd, 'device_put[src_kind=device dst_kind=pinned_host]'), 1, fwd.toString());
+  t.is(count(bwd, 'device_put[src_kind=pinned_host dst_kind=device]'), 1, bwd.toString());
+  t.is(count(bwd, 'dst_kind=pinned_host'), 0);
+  // y is saved: the backward pass recomputes neither sin(carry) nor sin(y); only w = sin(z) feeds nothing it needs
+  t.is(count(bwd, ' sin '), 0, bwd.toString());
+  const grad = jax.jit(jax.grad(f));
+  t.true(grad.lower(inp).compile().memoryAnalysis().hostTempSizeInBytes >= 3 * 256 * 128 * 4);
+  assertArray(t, grad(inp) as Array, jax.grad(body)(inp) as Array, { tol: 1e-5 });
+});
+
+test('memories_test: test_remat_scan_layout_change_offloadable (z transposed after it is named: offloaded in the layout it was named in)', (t) => {
+  const { body, f } = rematAroundScan(true);
+  const inp = jnp.multiply(arange([256, 128], 'float32'), 1e-4);
+  const { fwd } = fwdBwdJaxprs(f, inp);
+  t.deepEqual(fwd.outAvals.filter((a) => a.memorySpace === 'pinned_host').map((a) => a.shape), [[3, 256, 128]], fwd.toString());
+  const grad = jax.jit(jax.grad(f));
+  t.true(grad.lower(inp).compile().memoryAnalysis().hostTempSizeInBytes >= 3 * 256 * 128 * 4);
+  assertArray(t, grad(inp) as Array, jax.grad(body)(inp) as Array, { tol: 1e-5 });
+});
+
+test('a policy around a cond reaches inside its branches: the taken branch offloads its named value', (t) => {
+  const policy = jax.checkpointPolicies.saveAndOffloadOnlyTheseNames({ namesWhichCanBeSaved: [], namesWhichCanBeOffloaded: ['h'], offloadSrc: 'device', offloadDst: 'pinned_host' });
+  const body = (x: Array) => jnp.sum(lax.cond(jnp.greater(jnp.sum(x), 0), (a: Array) => jnp.sin(jax.checkpointName(jnp.sin(a), 'h')), (a: Array) => jnp.cos(a), x) as Array);
+  const f = jax.remat(body, { policy });
+  const { fwd, bwd } = fwdBwdJaxprs(f, jnp.multiply(arange([8], 'float32'), 0.1));
+  t.deepEqual(fwd.outAvals.filter((a) => a.memorySpace === 'pinned_host').map((a) => a.shape), [[8]], fwd.toString());
+  t.is(count(bwd, 'device_put[src_kind=pinned_host dst_kind=device]'), 1, bwd.toString());
+  const grad = jax.jit(jax.grad(f)) as (x: Array) => Array;
+  for (const x of [jnp.multiply(arange([8], 'float32'), 0.1), jnp.multiply(arange([8], 'float32'), -0.1)]) {
+    assertArray(t, grad(x), jax.grad(body)(x) as Array, { tol: 1e-6 });
+  }
+});
+
+test('the tutorial\'s policy around the whole scan gives the figures of remat around each layer (cross-lowered for cuda)', (t) => {
+  const policy = jax.checkpointPolicies.saveAndOffloadOnlyTheseNames({ namesWhichCanBeSaved: [], namesWhichCanBeOffloaded: ['x'], offloadSrc: 'device', offloadDst: 'pinned_host' });
+  const layer = (x: Array, [w1, w2]: [Array, Array]): [Array, null] => [jnp.matmul(jnp.matmul(jax.checkpointName(x, 'x'), w1), w2), null];
+  const around = (w: [Array, Array], x: Array) => jnp.sum(lax.scan(layer, x, w)[0] as Array);
+  const inside = (w: [Array, Array], x: Array) => jnp.sum(lax.scan(jax.remat(layer, { policy, preventCse: false }), x, w)[0] as Array);
+  const structs = [[new jax.ShapeDtypeStruct([10, 256, 1024], 'float32'), new jax.ShapeDtypeStruct([10, 1024, 256], 'float32')], new jax.ShapeDtypeStruct([256, 256], 'float32')] as const;
+  const analysis = (f: (w: [Array, Array], x: Array) => Array) => jax.jit(jax.grad(f)).lower(...structs, { platform: 'cuda' }).compile().memoryAnalysis();
+  const a = analysis(jax.remat(around, { policy, preventCse: false }));
+  const b = analysis(inside);
+  t.is(a.hostTempSizeInBytes, 10 * 256 * 256 * 4, 'each layer\'s x stacked on the host');
+  t.is(a.hostTempSizeInBytes, b.hostTempSizeInBytes);
+  t.is(a.tempSizeInBytes, b.tempSizeInBytes);
+});
+
 test('activation offloading: the offloaded residuals are host arrays between the passes (vjp runs the forward now)', (t) => {
   const policy = jax.checkpointPolicies.saveAndOffloadOnlyTheseNames({ namesWhichCanBeSaved: [], namesWhichCanBeOffloaded: ['h'], offloadSrc: 'device', offloadDst: 'pinned_host' });
   const f = jax.remat((x: Array) => jnp.sum(jnp.sin(jax.checkpointName(jnp.multiply(x, x), 'h'))), { policy });

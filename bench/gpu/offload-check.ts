@@ -4,12 +4,19 @@
 // second process, JAXON_CUDA_SERIAL_TRANSFERS=1) all on the compute stream:
 // prints the largest absolute and relative differences per gradient, so a
 // transfer race (differences that vanish when serial) shows apart from
-// rounding. Run: node dist/bench/gpu/offload-check.js [layers batch width hidden]
+// rounding. Then measured against planned (measured-peak.ts): each tutorial
+// program (the three above, the Adam step and the offloaded Adam step of
+// DIM x DIM parameters) run once between a reset of the allocators' peaks and
+// a synchronize; a line per program, and exit status 1 if a figure differs.
+// Run: node dist/bench/gpu/offload-check.js [layers batch width hidden [dim]]
 import * as jax from '../../lib/index.js';
-import { hybridLayer, layerName, scanned, scannedWithPolicy } from '../../examples/host-offloading.js';
+import {
+  type Params, hybridLayer, layerName, makeOptimizer, offloadedTrainStep, scanned, scannedWithPolicy, trainStep,
+} from '../../examples/host-offloading.js';
+import { measurePeak } from './measured-peak.js';
 
 const jnp = jax.numpy;
-const [layers, batch, width, hidden] = process.argv.slice(2).map(Number);
+const [layers, batch, width, hidden, dim] = process.argv.slice(2).map(Number);
 const s = { layers: layers || 10, batch: batch || 16, width: width || 32, hidden: hidden || 64 };
 const key = jax.random.key(0);
 const [k1, k2, k3] = [jax.random.foldIn(key, 1), jax.random.foldIn(key, 2), jax.random.foldIn(key, 3)];
@@ -44,4 +51,39 @@ for (const [name, run] of variants) {
     });
     console.log(`${name} #${repeat}: ${diffs.join('; ')}`);
   }
+}
+
+// ---- measured equals planned ----
+
+const d = dim || 1024;
+// the optimizer state has scalars (the step count): single-device shardings, as the tutorial's optimizer section
+const sDev1 = new jax.sharding.SingleDeviceSharding(jax.devices()[0]!, { memoryKind: 'device' });
+const sHost1 = new jax.sharding.SingleDeviceSharding(jax.devices()[0]!, { memoryKind: 'pinned_host' });
+const optimizer = makeOptimizer();
+const params = () => Object.fromEntries([1, 2, 3, 4].map((i) => [`w${i}`, jnp.multiply(jax.random.normal(jax.random.foldIn(key, 10 + i), [d, d]), 1 / Math.sqrt(d))])) as Params;
+const inputs = jax.random.normal(jax.random.foldIn(key, 20), [d, d]);
+const hostW = () => [jax.devicePut(w[0], sHost), jax.devicePut(w[1], sHost)];
+type Runnable = Parameters<typeof measurePeak>[0];
+const programs: [string, Runnable, () => unknown[]][] = [
+  ['baseline', jax.jit(jax.grad(scanned)).lower(w, x).compile() as never, () => [w, x]],
+  ['activation offload', jax.jit(jax.grad(scannedWithPolicy(layerName))).lower(w, x).compile() as never, () => [w, x]],
+  ['parameter offload', jax.jit(jax.grad(scannedWithPolicy(hybridLayer(sDev)))).lower(hostW(), x).compile() as never, () => [hostW(), x]],
+  [`Adam step (DIM ${d})`, jax.jit(trainStep(optimizer), { donateArgnums: [0, 1] }).lower(params(), optimizer.init(params()), inputs).compile() as never,
+    () => [params(), optimizer.init(params()), inputs]],
+  [`optimizer-state offload (DIM ${d})`, jax.jit(offloadedTrainStep(optimizer, sDev1), { donateArgnums: [0], outShardings: [sDev1, sHost1] })
+    .lower(params(), jax.devicePut(optimizer.init(params()) as never, sHost1), inputs).compile() as never,
+    () => [params(), jax.devicePut(optimizer.init(params()) as never, sHost1), inputs]],
+];
+let mismatches = 0;
+const MiB = 1024 ** 2;
+const show = (f: { planned: number; requested: number; inUse: number }) => `planned ${(f.planned / MiB).toFixed(3)} MiB, measured ${(f.requested / MiB).toFixed(3)} MiB requested (${(f.inUse / MiB).toFixed(3)} MiB with the pool's rounding)`;
+for (const [name, compiled, args] of programs) {
+  const m = await measurePeak(compiled, args);
+  const equal = m.device.requested === m.device.planned && m.pinnedHost.requested === m.pinnedHost.planned;
+  if (!equal) mismatches++;
+  console.log(`measured equals planned: ${equal} ${name}: device ${show(m.device)}; pinned_host ${show(m.pinnedHost)}`);
+}
+if (mismatches) {
+  console.error(`offload-check: ${mismatches} program(s) measured other than planned`);
+  process.exitCode = 1;
 }

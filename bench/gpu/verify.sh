@@ -43,7 +43,7 @@ run_bench() {
   gpu_env node dist/bench/gpu-suite.js --sizes full "${sel[@]}" --jax "$out/jax.json" --out "$out/jaxon.json" --append-md "$out/table.md" 2>&1 | tail -45
 }
 # the tutorial's programs at full size: step times, memoryAnalysis and measured peak, offloaded or not, beside JAX's
-run_offload() { only=${only:-tutorial,adam}; run_bench; node dist/bench/gpu/offload-check.js 10 256 256 1024 2>&1; }
+run_offload() { only=${only:-tutorial,adam}; run_bench; node dist/bench/gpu/offload-check.js 10 256 256 1024 7168 2>&1; }
 case $part in
   env) run_env ;; tests) run_tests ;; native) run_native ;; sanitize) run_sanitize ;; bench) run_bench ;; offload) run_offload ;;
   all) run_env; run_tests; run_sanitize; run_bench ;;

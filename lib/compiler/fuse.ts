@@ -122,6 +122,16 @@ const EXACT_IN_HALF = primitivesWith('exactInHalf');
  */
 const MAX_KERNEL_BUFFERS = 128;
 
+/** A dot epilogue recomputes expensive values instead of reading them from a buffer once K is at least this. */
+const RECOMPUTE_IN_GEMM_MIN_K = 64;
+
+/** The number of multiply-adds per product element of a dot_general. */
+function contractionSize(eqn: JaxprEqn): number {
+  const [[lc]] = (eqn.params as PrimitiveParams['dot_general']).dimensionNumbers;
+  const lhs = eqn.inputs[0]!.aval.shape;
+  return lc.reduce((n, d) => n * lhs[d]!, 1);
+}
+
 type EqnClass = 'elementwise' | 'reduce' | 'alias' | 'opaque';
 
 /** For each axis of `to`, the axis of `from` it is (size-1 axes: -1), when `to` only adds or drops size-1 axes; else null. */
@@ -359,6 +369,8 @@ class Fusion {
   #producer = new Map<Var, JaxprEqn>();
   #eqnIndex = new Map<JaxprEqn, number>();
   #analyses = new WeakMap<Unit, Analysis>();
+  /** Values brought from pinned_host to the device inside the program, and values computed from them. */
+  #hostDerived = new Set<Var>();
   /**
    * Equations with effects run in program order: each reads a token the one
    * before it writes, so the kernel graph orders them as it orders data (a
@@ -373,6 +385,10 @@ class Fusion {
     this.eqns.forEach((e, i) => {
       this.#eqnIndex.set(e, i);
       for (const v of e.outVars) this.#producer.set(v, e);
+      const params = e.params as Partial<PrimitiveParams['device_put']>;
+      if ((e.primitive === 'device_put' && params.srcKind === 'pinned_host' && params.dstKind === 'device') || e.inputs.some((x) => x instanceof Var && this.#hostDerived.has(x))) {
+        for (const v of e.outVars) this.#hostDerived.add(v);
+      }
       if (eqnHasEffects(e)) {
         const token = new Var({ shape: [], dtype: 'bool', weakType: false });
         this.#effectTokens.set(e, { after: previous, token });
@@ -452,7 +468,8 @@ class Fusion {
       }
     });
     const graph = new KernelGraph<Unit, Var>(initial, { reads: (u) => this.analyze(u).reads, produces: (u) => this.analyze(u).produces });
-    const merge = (a: Unit, b: Unit, merged: Unit) => this.analyze(merged).valid && kernelBuffers(this.analyze(merged)) <= MAX_KERNEL_BUFFERS && graph.tryMerge(a, b, merged);
+    const merge = (a: Unit, b: Unit, merged: Unit) =>
+      this.analyze(merged).valid && kernelBuffers(this.analyze(merged)) <= MAX_KERNEL_BUFFERS && this.hostStateParts(merged) <= 1 && graph.tryMerge(a, b, merged);
     const elementwise = () => graph.kernels.filter((u): u is Extract<Unit, { kind: 'elementwise' }> => u.kind === 'elementwise');
 
     // Elementwise consumers of a dot's product (over its output shape) are applied as it stores it.
@@ -513,6 +530,45 @@ class Fusion {
       byShape.set(key, earlier);
     }
     return graph.kernels;
+  }
+
+  /**
+   * How many independent parts of a kernel read host-derived values (the offloaded optimizer state put on the
+   * device, and what is computed from it). Parts are the kernel's values joined by the full-size buffers they read
+   * and by each other; a merge that leaves two such parts in one kernel is refused, so each parameter's state is
+   * brought in, updated and sent back by its own kernels and the schedule can hold one parameter's state at a time.
+   */
+  hostStateParts(u: Unit): number {
+    const a = this.analyze(u);
+    const space = sizeOf(u.kind === 'elementwise' ? u.space : u.kind === 'reduce' ? u.eqn.inputs[0]!.aval.shape : u.eqn.outVars[0]!.aval.shape);
+    const large = (v: Var) => sizeOf(v.aval.shape) >= space && space > 1;
+    if (![...a.reads, ...a.produces].some((v) => this.#hostDerived.has(v) && large(v))) return 0;
+    const parent = new Map<Var, Var>();
+    const find = (v: Var): Var => {
+      const p = parent.get(v) ?? v;
+      if (p === v) return v;
+      const root = find(p);
+      parent.set(v, root);
+      return root;
+    };
+    const union = (x: Var, y: Var) => parent.set(find(x), find(y));
+    for (const p of a.produces) {
+      // the leaves p is computed from: materialized values, reached through the unmaterialized elementwise ones
+      const seen = new Set<Var>();
+      const stack: Var[] = [];
+      const visit = (x: Atom) => {
+        if (!(x instanceof Var) || seen.has(x)) return;
+        seen.add(x);
+        if (this.materialized.has(x)) {
+          if (large(x)) union(p, this.base(x));
+        } else stack.push(x);
+      };
+      this.#producer.get(p)?.inputs.forEach(visit);
+      while (stack.length) this.#producer.get(stack.pop()!)?.inputs.forEach(visit);
+    }
+    const hostParts = new Set<Var>();
+    for (const v of [...parent.keys(), ...a.produces]) if (this.#hostDerived.has(v) && large(v)) hostParts.add(find(v));
+    return hostParts.size;
   }
 
   /** Whether a reduction reads v's buffer in its input's element order. */
@@ -634,9 +690,14 @@ class Fusion {
       // A reduction's second pass may recompute its prologue's values per element (XLA's softmax recomputes exp):
       // a buffer for them would cost a write and a read, and another kernel.
       const prologueValues = new Set(a.finalPass ? a.expanders[0]!.instantiated.filter((i) => !i.reuse).map((i) => i.v) : []);
+      // A GEMM's epilogue recomputes an expensive value once per product element, next to K multiply-adds each:
+      // cheaper than a buffer written by one kernel and kept alive until another reads it (gelu's tanh, saved from
+      // the forward pass for the backward one, would hold a [M, N] buffer per layer).
+      const computeBound = u.kind === 'dot' && contractionSize(u.eqn) >= RECOMPUTE_IN_GEMM_MIN_K;
       for (const ex of a.expanders) {
         for (const { v, reuse } of ex.instantiated) {
           if (this.materialized.has(v) || !EXPENSIVE.has(this.producerOf(v)!.primitive)) continue;
+          if (computeBound && !reuse) continue;
           if (ex === a.finalPass && !reuse && prologueValues.has(v)) continue;
           count.set(v, (count.get(v) ?? 0) + (reuse ? 2 : 1));
         }

@@ -274,9 +274,21 @@ export class ProgramPlan {
         intervals.push({ id, kind, bytes: layout.scratch[kind], first: k, last: k });
       }
     }
+    // A host-to-device copy's destination is packed as if live from the launch before the copy, so the transfer can
+    // run beside that kernel (the next parameter's optimizer state arriving while this one's is updated), wherever
+    // that costs no arena bytes.
+    const prefetched = intervals.map((iv) => {
+      const k = iv.id >= 0 ? steps.findIndex((s, j) => j >= iv.first && s.kind === 'copy' && s.dst === iv.id && buffers[s.src]!.memoryKind === 'pinned_host' && iv.kind === 'device') : -1;
+      if (k !== iv.first) return iv;
+      let j = k - 1;
+      while (j >= 0 && steps[j]!.kind === 'copy') j--;
+      return j >= 0 ? { ...iv, first: j } : iv;
+    });
     this.arena = zeroBytes();
     for (const kind of MEMORY_KINDS_ORDER) {
-      const { offsets, size } = packIntervals(intervals.filter((iv) => iv.kind === kind), options.alignment);
+      const plain = packIntervals(intervals.filter((iv) => iv.kind === kind), options.alignment);
+      const early = prefetched.some((iv, i) => iv !== intervals[i] && iv.kind === kind) ? packIntervals(prefetched.filter((iv) => iv.kind === kind), options.alignment) : plain;
+      const { offsets, size } = early.size <= plain.size ? early : plain;
       this.arena[kind] = size;
       for (const [id, offset] of offsets) {
         if (id >= 0) (this.placements[id] as { offset: number }).offset = offset;

@@ -61,6 +61,9 @@ export interface CudaAllocatorStats {
   numCacheFlushes: number;
   /** Requests that failed even after emptying the cache. */
   numOoms: number;
+  /** The sizes asked for (before the allocator's rounding) of buffers handed out and not freed. */
+  bytesRequested: number;
+  peakBytesRequested: number;
 }
 
 export interface CudaMemoryStats extends CudaAllocatorStats {
@@ -168,6 +171,8 @@ export interface CudaAddonFunctions {
   cudaMemoryStats(device: CudaDeviceHandle): CudaMemoryStats;
   /** Returns cached device and pinned memory to the driver; the bytes released. */
   cudaEmptyCache(device: CudaDeviceHandle): number;
+  /** The peaks (in use, requested, reserved) of the device pool and the pinned-host pool start again from their current values. */
+  cudaResetPeakMemoryStats(device: CudaDeviceHandle): void;
   /** Settles once every stream of the device reaches this point. */
   cudaSynchronize(device: CudaDeviceHandle): Promise<void>;
   cudaSynchronizeSync(device: CudaDeviceHandle): void;
@@ -235,7 +240,7 @@ export interface CudaAddonFunctions {
 }
 
 export const cudaAddonFunctionNames = [
-  'cudaInit', 'cudaDeviceReset', 'cudaDeviceStatus', 'cudaMemoryStats', 'cudaEmptyCache', 'cudaSynchronize', 'cudaSynchronizeSync', 'cudaMemGetInfo',
+  'cudaInit', 'cudaDeviceReset', 'cudaDeviceStatus', 'cudaMemoryStats', 'cudaEmptyCache', 'cudaResetPeakMemoryStats', 'cudaSynchronize', 'cudaSynchronizeSync', 'cudaMemGetInfo',
   'cudaAlloc', 'cudaFree', 'cudaBufferInfo', 'cudaFromHost', 'cudaToHost', 'cudaToHostSync', 'cudaCopy', 'cudaDevicePut',
   'cudaBlockUntilReady', 'cudaMemset', 'cudaCompile', 'cudaCompileSync', 'cudaCompileSyncMany', 'cudaModuleLoad', 'cudaGetFunction',
   'cudaLaunch', 'cudaProgramCreate', 'cudaProgramRun', 'cudaProgramRunTimed', 'cudaProgramStats', 'cudaCopyBenchmark', 'testAllocatorCreate',

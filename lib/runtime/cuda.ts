@@ -497,6 +497,12 @@ export class CudaBackend implements Backend {
     return this.guarded(() => native().cudaMemoryStats(this.info.handle));
   }
 
+  /** Starts the peaks of memoryStats() (device and pinned host) again from what is in use now, to measure one call. */
+  resetPeakMemoryStats(): void {
+    this.ensureUsable();
+    this.guarded(() => native().cudaResetPeakMemoryStats(this.info.handle));
+  }
+
   /** Returns cached memory to the driver; the bytes released. */
   emptyCache(): number {
     this.ensureUsable();

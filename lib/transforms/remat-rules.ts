@@ -112,16 +112,18 @@ export function checkpointJvp(primals: Array[], tangents: Tangent[], params: Par
  */
 export function checkpointPartialEval(eqn: JaxprEqn, inUnknowns: readonly boolean[]): { known: JaxprEqn[]; unknown: JaxprEqn[] } {
   const params = eqn.params as Params;
-  const inner = params.jaxpr.jaxpr;
+  const inner = params.policy === null ? params.jaxpr.jaxpr : withPolicyInBodies(params.jaxpr.jaxpr, params.policy);
+  const original = new Set(inner.eqns);
   const decisions = new Map<JaxprEqn, Decision>();
   const decision = (e: JaxprEqn): Decision => {
     let d = decisions.get(e);
-    if (d === undefined) decisions.set(e, (d = decide(params.policy, e)));
+    // the known half of a scan or cond split by its own rule outputs what the policy chose inside its bodies
+    if (d === undefined) decisions.set(e, (d = !original.has(e) && (e.primitive === 'scan' || e.primitive === 'cond') ? 'save' : decide(params.policy, e)));
     return d;
   };
   const pe = partialEvalJaxpr(inner, inUnknowns, { saveable: (e) => decision(e) !== 'recompute' });
   const producer = new Map<Var, JaxprEqn>();
-  for (const e of inner.eqns) for (const v of e.outVars) producer.set(v, e);
+  for (const e of [...inner.eqns, ...pe.known.eqns]) for (const v of e.outVars) producer.set(v, e);
   const operandOf = new Map<Var, Atom>(inner.inVars.map((v, i) => [v, eqn.inputs[i]!]));
 
   const numKnownOuts = pe.known.outs.length - pe.numResiduals;
@@ -171,6 +173,46 @@ export function checkpointPartialEval(eqn: JaxprEqn, inUnknowns: readonly boolea
 }
 
 partialEvalRules.checkpoint = checkpointPartialEval;
+
+/**
+ * The policy reaches inside scan and cond (JAX's partial_eval_jaxpr_custom rules pass `saveable` down): each body
+ * becomes a checkpoint under the same policy, so when the scan's or cond's own partial-evaluation rule splits it, the
+ * residuals of its body are chosen by the policy (saved, offloaded, or recomputed per iteration) instead of the
+ * whole loop being recomputed from its inputs. A while loop keeps no per-iteration residuals (its unknown half
+ * re-runs the whole loop, as JAX's _while_partial_eval), so there is nothing for a policy to choose inside it.
+ */
+function withPolicyInBodies(jaxpr: Jaxpr, policy: CheckpointPolicy): Jaxpr {
+  const wrap = (closed: ClosedJaxpr): ClosedJaxpr => {
+    const body = closed.jaxpr;
+    const ins = body.inVars.map((v) => new Var(v.aval));
+    const outs = body.outs.map((a) => new Var(a.aval));
+    const call: JaxprEqn = {
+      primitive: 'checkpoint',
+      inputs: ins,
+      params: { jaxpr: new ClosedJaxpr(new Jaxpr([], body.inVars, body.eqns, body.outs), []), preventCse: false, differentiated: false, policy },
+      outVars: outs,
+    };
+    const constVars = body.constVars.map((v) => new Var(v.aval));
+    // constants of the body stay constants of the wrapper, passed to the checkpoint as leading operands
+    if (body.constVars.length) {
+      call.inputs = [...constVars, ...ins];
+      (call.params as Params).jaxpr = new ClosedJaxpr(new Jaxpr([], [...body.constVars, ...body.inVars], body.eqns, body.outs), []);
+    }
+    return new ClosedJaxpr(new Jaxpr(constVars, ins, [call], outs), closed.consts);
+  };
+  const eqns = jaxpr.eqns.map((e): JaxprEqn => {
+    if (e.primitive === 'scan') {
+      const p = e.params as PrimitiveParams['scan'];
+      return { ...e, params: { ...p, jaxpr: wrap(p.jaxpr) } };
+    }
+    if (e.primitive === 'cond') {
+      const p = e.params as PrimitiveParams['cond'];
+      return { ...e, params: { ...p, branches: p.branches.map(wrap) } };
+    }
+    return e;
+  });
+  return new Jaxpr(jaxpr.constVars, jaxpr.inVars, eqns, jaxpr.outs);
+}
 
 // ---- transpose ----
 
