@@ -102,3 +102,35 @@ test('tunings persist in the kernel cache folder, per device identity, and name 
     gemmAutotuneHooks.timer = null;
   }
 });
+
+// 16-bit operand tiles with rows of 256 bytes and more swizzle by row (render/cuda-gemm.ts swizzleOf: the 128-byte
+// line alone left ldmatrix 2- to 4-way bank conflicts, seen on an H200): the big tilings that use it are checked on
+// the device against the SIMT reference like any candidate, and must win when timed fastest.
+(onCuda ? test.serial : test.skip)('on the emulated GPU: the largest bfloat16 tilings (rows swizzled by row) agree with the reference and win when fastest', (t) => {
+  const [M, K, N] = [256, 64, 256];
+  const operand = (shape: number[], seed: number) => jax.random.uniform(jax.random.key(seed), shape, { minval: -1, maxval: 1 }).astype('bfloat16');
+  const x = operand([M, K], 3), xt = operand([K, M], 4), y = operand([K, N], 5);
+  const layouts: [string, (a: JaxArray, b: JaxArray) => JaxArray, JaxArray][] = [
+    ['lhs k-contiguous, rhs n-contiguous', (a, b) => jnp.matmul(a, b), x],
+    ['lhs m-contiguous (a transposed operand), rhs n-contiguous', (a, b) => jnp.matmul(jnp.transpose(a), b), xt],
+  ];
+  gemmAutotuneHooks.timer = (c) => (c.path === 'wgmma' ? 1e9 : 1e6 / (c.tiling.blockM * c.tiling.blockN));
+  try {
+    for (const [what, fn, lhs] of layouts) {
+      const f = jax.jit(fn);
+      const got = f(lhs, y).astype('float32').dataSync();
+      const source = f.lower(lhs, y).compile().kernels().find((k) => k.name.startsWith('dot'))!.source;
+      const header = source.split('\n').find((l) => l.startsWith('// decision gemm tiling'))!;
+      const largest = gemmCandidates({ ...gemmShapeClass(bf16, params(M, K, N), [256, 256, 256], 90)!.facts }).reduce((a, b) => (b.blockM * b.blockN > a.blockM * a.blockN ? b : a));
+      t.true(header.startsWith(`// decision gemm tiling: ${largest.blockM}x${largest.blockN}x`), `${what}: ${header}`);
+      t.true(source.includes('jx_swizzle_rows('), `${what}: the tiles with 256-byte rows and more swizzle by row`);
+      const cpu = jax.devices('cpu')[0]!;
+      const want = jax.jit(fn)(jax.devicePut(lhs, cpu), jax.devicePut(y, cpu)).astype('float32').dataSync();
+      let worst = 0;
+      for (let i = 0; i < want.length; i++) worst = Math.max(worst, Math.abs(got[i]! - want[i]!) / (Math.abs(want[i]!) + 1));
+      t.true(worst < 2 ** -6, `${what}: worst ${worst}`);
+    }
+  } finally {
+    gemmAutotuneHooks.timer = null;
+  }
+});

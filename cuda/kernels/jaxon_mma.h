@@ -183,6 +183,9 @@ JX_DEVICE jx_u64 jx_wgmma_desc(jx_u32 addr, jx_u32 lbo, jx_u32 sbo, int swizzle)
    chunk is XORed with its 128-byte line (mod 8), so the 8 rows an ldmatrix phase reads, or a column of 4-byte
    elements, fall in different banks. Tiles start at multiples of 1024 bytes. */
 JX_DEVICE int jx_swizzle128(int offset) { return offset ^ ((offset >> 7 & 7) << 4); }
+/* Rows of 2^rowShift bytes (256 and more): each 16-byte chunk XORs its row's index mod 8, so 8 rows at one column
+   fall in 8 different chunks of the 128-byte bank line (ldmatrix reads 8 rows a phase) */
+JX_DEVICE int jx_swizzle_rows(int offset, int rowShift) { return offset ^ ((offset >> rowShift & 7) << 4); }
 
 /* Two bf16 / f16 values in one register, the first in the low half (as fragments hold them). */
 JX_DEVICE jx_u32 jx_pack_u16x2(jx_u16 lo, jx_u16 hi) { return (jx_u32)lo | ((jx_u32)hi << 16); }

@@ -10,9 +10,9 @@
 // M, N and K need no other care) while earlier stages compute.
 // Each operand tile keeps the operand's contiguous axis contiguous in shared
 // memory (k for a row-major lhs, n for a row-major rhs), 16-byte chunks
-// swizzled by XOR with the 128-byte line (the TMA / wgmma 128B swizzle), so
-// ldmatrix (.trans for m- or n-contiguous 16-bit tiles) reads without bank
-// conflicts; float32 fragments are read element by element and rounded to
+// swizzled by XOR with the 128-byte line (the TMA / wgmma 128B swizzle), or
+// with the row for 16-bit rows of 256 bytes and more, so ldmatrix (.trans for
+// m- or n-contiguous 16-bit tiles) reads without bank conflicts; float32 fragments are read element by element and rounded to
 // tf32 (cvt.rna), or split into two tf32 parts for Precision.HIGHEST (three
 // mma per step: small x big, big x small, big x big; float32 accuracy).
 // An operand cp.async cannot copy (no unit-stride axis, a base or a stride
@@ -81,6 +81,15 @@ export function gemm(k: DotKernel, p: DotParams, alignments: readonly number[], 
   ]);
   const st = f32 ? 'float' : 'jx_u16';
 
+  /**
+   * The swizzle of an operand tile whose rows are rowBytes long: 16-byte chunks XOR the 128-byte line (jx_swizzle128)
+   * for rows of up to 128 bytes; a 16-bit tile with longer rows XORs the row instead (jx_swizzle_rows), since
+   * ldmatrix reads 8 rows at one column, which the 128-byte line alone spreads over 4 (256-byte rows) or 2 (512)
+   * chunks only: 2- and 4-way bank conflicts. float32 tiles keep the line (their reads are 4 rows of 32 bytes).
+   */
+  const swizzleOf = (rowBytes: number) => (offset: string) =>
+    !f32 && rowBytes >= 256 && (rowBytes & (rowBytes - 1)) === 0 ? `jx_swizzle_rows(${offset}, ${Math.log2(rowBytes)})` : `jx_swizzle128(${offset})`;
+
   // ---- global → shared: one stage of an operand ----
   /** Rows and columns of an operand's smem tile, and the (free, k) coordinates of tile element (r, c). */
   const tileOf = (which: 'lhs' | 'rhs', layout: OperandLayout) => {
@@ -107,7 +116,7 @@ export function gemm(k: DotKernel, p: DotParams, alignments: readonly number[], 
           // the row must be inside, and the chunk copies what of it lies before the edge of the contiguous axis
           `const jx_index row = ${layout.contiguous === 'k' ? 'f' : 'kk'}, col = ${layout.contiguous === 'k' ? 'kk' : 'f'};`,
           `const int bytes = row < ${int(rowExtent)} && col < ${int(colExtent)} ? (int)min((jx_index)${layout.chunk}, (${int(colExtent)} - col) * ${E}) : 0;`,
-          `jx_cp_async_${layout.chunk}(${smem} + jx_swizzle128(r * ${cols * E} + c * ${E}), bytes ? (const void *)(${ptr} + ${offset('f', 'kk')}) : (const void *)${ptr}, bytes);`,
+          `jx_cp_async_${layout.chunk}(${smem} + ${swizzleOf(cols * E)(`r * ${cols * E} + c * ${E}`)}, bytes ? (const void *)(${ptr} + ${offset('f', 'kk')}) : (const void *)${ptr}, bytes);`,
         ], 2),
         '}',
       ];
@@ -117,7 +126,7 @@ export function gemm(k: DotKernel, p: DotParams, alignments: readonly number[], 
       indent([
         `const int r = e / ${cols}, c = e % ${cols};`,
         `const jx_index f = ${base} + ${coords('r', 'c')[0]}, kk = k0 + ${coords('r', 'c')[1]};`,
-        `*(${st} *)(${smem} + jx_swizzle128(r * ${cols * E} + c * ${E})) = f < ${int(FREE)} && kk < ${int(K)} ? ${ptr}[${offset('f', 'kk')}] : (${st})0;`,
+        `*(${st} *)(${smem} + ${swizzleOf(cols * E)(`r * ${cols * E} + c * ${E}`)}) = f < ${int(FREE)} && kk < ${int(K)} ? ${ptr}[${offset('f', 'kk')}] : (${st})0;`,
       ], 2),
       '}',
     ];
@@ -127,8 +136,8 @@ export function gemm(k: DotKernel, p: DotParams, alignments: readonly number[], 
   const aTile = tileOf('lhs', lhs), bTile = tileOf('rhs', rhs);
   const aRow = aTile.cols * E, bRow = bTile.cols * E;
   /** byte offset within a stage of operand element (free f, k kk) */
-  const aAt = (f: string, kk: string) => `jx_swizzle128(${lhs.contiguous === 'k' ? `(${f}) * ${aRow} + (${kk}) * ${E}` : `(${kk}) * ${aRow} + (${f}) * ${E}`})`;
-  const bAt = (f: string, kk: string) => `jx_swizzle128(${rhs.contiguous === 'k' ? `(${f}) * ${bRow} + (${kk}) * ${E}` : `(${kk}) * ${bRow} + (${f}) * ${E}`})`;
+  const aAt = (f: string, kk: string) => swizzleOf(aRow)(lhs.contiguous === 'k' ? `(${f}) * ${aRow} + (${kk}) * ${E}` : `(${kk}) * ${aRow} + (${f}) * ${E}`);
+  const bAt = (f: string, kk: string) => swizzleOf(bRow)(rhs.contiguous === 'k' ? `(${f}) * ${bRow} + (${kk}) * ${E}` : `(${kk}) * ${bRow} + (${f}) * ${E}`);
   const fragments: string[] = [];
   if (!f32) {
     // A: 4 8x8 matrices per m16 tile (rows 0-7 / 8-15 by k 0-7 / 8-15); lane l addresses a row of matrix l / 8
