@@ -269,6 +269,13 @@ static inline unsigned long long jx_emu_mbarrier_update(unsigned long long *bar,
   if (arrivals > pending) jx_emu_fail("mbarrier: more arrivals than the current phase expects");
   pending -= arrivals;
   count += tx;
+  if (pending == 0 && count < 0) {
+    // every arrival is in and more bytes completed than were expected: a wrong expect_tx count, which on a GPU
+    // leaves the phase incomplete for ever (or completes it early with part of a tile missing)
+    char message[200];
+    snprintf(message, sizeof message, "mbarrier: transactions completed %lld bytes more than mbarrier.arrive.expect_tx announced for this phase", -count);
+    jx_emu_fail(message);
+  }
   jx_emu_api_table->progress(jx_emu_self());
   const unsigned long long state = (unsigned long long)phase;
   if (pending == 0 && count == 0) {
@@ -291,6 +298,81 @@ static inline void jx_emu_cp_async_mbarrier_arrive(unsigned long long *bar) {
   jx_emu_thread *self = jx_emu_self();
   jx_emu_async_complete_before(self, ~0ull);
   jx_emu_mbarrier_update(bar, 1, 0);
+}
+
+/** mbarrier.arrive.expect_tx: `bytes` more transaction bytes expected this phase, then one arrival. */
+static inline void jx_emu_mbarrier_arrive_expect_tx(unsigned long long *bar, unsigned bytes) {
+  if (bytes >= (1u << 20)) jx_emu_fail("mbarrier.arrive.expect_tx: the transaction count must be below 2^20");
+  jx_emu_mbarrier_update(bar, 1, (long long)bytes);
+}
+
+/** mbarrier.expect_tx: `bytes` more transaction bytes expected this phase, no arrival. */
+static inline void jx_emu_mbarrier_expect_tx(unsigned long long *bar, unsigned bytes) {
+  if (bytes >= (1u << 20)) jx_emu_fail("mbarrier.expect_tx: the transaction count must be below 2^20");
+  jx_emu_mbarrier_update(bar, 0, (long long)bytes);
+}
+
+// ---- TMA: cp.async.bulk.tensor (tile mode) ----
+
+/**
+ * The shared-memory address a TMA copy with this swizzle mode (0 none, 1 32B, 2 64B, 3 128B) writes byte `offset`
+ * of its box to, the box landing densely (row-major, dimension 0 innermost) at `dst`: address bits 4.. (the 16-byte
+ * chunk) XOR address bits 7.. (the row of the swizzle pattern), 1, 2 or 3 bits of each, as CuTe's Swizzle<1,4,3>,
+ * <2,4,3> and <3,4,3> and the PTX ISA's "Tensor Swizzling Modes": with 128B, the 16-byte chunk c of 128-byte row r
+ * of each 1024-byte pattern lands at chunk c ^ (r % 8).
+ */
+static inline unsigned jx_emu_tma_swizzle(unsigned address, unsigned mode) {
+  const unsigned bits = mode == 3 ? 7 : mode == 2 ? 3 : mode == 1 ? 1 : 0;
+  return address ^ (((address >> 7) & bits) << 4);
+}
+
+/**
+ * cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [dst], [map, coords], [bar]:
+ * the box at `coords` (elements, dimension 0 innermost, signed) of the tensor `map` describes, elements outside the
+ * tensor read as zero (NaN with the NaN fill), written to shared memory swizzled, then the box's bytes (all of them,
+ * the filled ones too) complete as transactions on `bar`. Performed at once: a GPU may also finish it before the
+ * thread's next instruction, so a consumer that reads before waiting on `bar` is a race here as there.
+ */
+static inline void jx_emu_tma_load(void *dst, const void *tensor_map, unsigned long long *bar, int rank, const int *coords) {
+  jx_emu_tensor_map m;
+  __builtin_memcpy(&m, tensor_map, sizeof m);
+  char message[240];
+  if (m.magic != JX_EMU_TENSOR_MAP_MAGIC) jx_emu_fail("cp.async.bulk.tensor: the tensor map was not made by cuTensorMapEncodeTiled");
+  if (m.rank != rank) {
+    snprintf(message, sizeof message, "cp.async.bulk.tensor.%dd: the tensor map has rank %d", rank, (int)m.rank);
+    jx_emu_fail(message);
+  }
+  const unsigned start = jx_emu_smem_addr(dst);
+  if (start % 128) {
+    snprintf(message, sizeof message, "cp.async.bulk.tensor: the shared-memory destination %u is not 128-byte aligned", start);
+    jx_emu_fail(message);
+  }
+  if (m.swizzle == 3 && start % 1024) {
+    snprintf(message, sizeof message, "cp.async.bulk.tensor: a 128B-swizzled box must start at a multiple of 1024 bytes (the swizzle atom), not %u", start);
+    jx_emu_fail(message);
+  }
+  for (int d = 0; d < rank; d++)
+    if (m.element_strides[d] != 1) jx_emu_fail("cp.async.bulk.tensor: element strides other than 1 are not emulated");
+  unsigned long long count = 1;
+  for (int d = 0; d < rank; d++) count *= m.box[d];
+  const unsigned E = m.element_size;
+  const unsigned total = (unsigned)(count * E);
+  jx_emu_mbarrier_check(bar);
+  unsigned char *window = jx_emu_smem_ptr(0);
+  for (unsigned long long i = 0; i < count; i++) {
+    unsigned long long rest = i, offset = 0;
+    bool inside = true;
+    for (int d = 0; d < rank; d++) {
+      const long long c = (long long)coords[d] + (long long)(rest % m.box[d]);
+      rest /= m.box[d];
+      if (c < 0 || (unsigned long long)c >= m.dims[d]) inside = false;
+      else offset += (unsigned long long)c * (d == 0 ? E : m.strides[d - 1]);
+    }
+    unsigned char *to = window + jx_emu_tma_swizzle(start + (unsigned)(i * E), m.swizzle);
+    if (inside) __builtin_memcpy(to, (const unsigned char *)(uintptr_t)m.address + offset, E);
+    else __builtin_memset(to, m.oob_nan ? 0xff : 0, E); // all ones: a NaN in every float type (a GPU's NaN bits may differ)
+  }
+  jx_emu_mbarrier_update(bar, 0, -(long long)total);
 }
 
 // ---- wgmma ----

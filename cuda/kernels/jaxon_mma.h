@@ -95,7 +95,13 @@ template <int N> JX_DEVICE void jx_cp_async_wait() { asm volatile("cp.async.wait
 JX_DEVICE void jx_cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 #endif
 
-/* ---- Hopper (sm_90a): wgmma from shared-memory descriptors, mbarriers ---- */
+/* ---- Hopper (sm_90a): wgmma from shared-memory descriptors, mbarriers, TMA ---- */
+
+/* A TMA descriptor as a kernel takes it (`const __grid_constant__ jx_tensor_map`): cuda.h's CUtensorMap, 128 opaque
+   bytes the host fills with cuTensorMapEncodeTiled at launch (generated kernels include no toolkit header). */
+struct __align__(64) jx_tensor_map {
+  unsigned long long opaque[16];
+};
 #if !defined(JX_EMULATED) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 JX_DEVICE void jx_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 JX_DEVICE void jx_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
@@ -120,6 +126,30 @@ JX_DEVICE void jx_mbarrier_wait(jx_u64 *bar, int parity) {
 /* the thread's cp.async copies issued so far, once complete, count as one arrival on bar */
 JX_DEVICE void jx_cp_async_mbarrier_arrive(jx_u64 *bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(jx_smem_u32(bar)) : "memory");
+}
+/* makes the mbarrier initializations visible to the async proxy (TMA's complete_tx) and the cluster */
+JX_DEVICE void jx_fence_mbarrier_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+/* `bytes` more transaction bytes expected in the current phase, then one arrival */
+JX_DEVICE void jx_mbarrier_arrive_expect_tx(jx_u64 *bar, jx_u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(jx_smem_u32(bar)), "r"(bytes) : "memory");
+}
+/* `bytes` more transaction bytes expected in the current phase, without arriving */
+JX_DEVICE void jx_mbarrier_expect_tx(jx_u64 *bar, jx_u32 bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(jx_smem_u32(bar)), "r"(bytes) : "memory");
+}
+/* brings a __grid_constant__ tensor map into the descriptor cache ahead of its first use */
+JX_DEVICE void jx_prefetch_tensor_map(const jx_tensor_map *map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
+}
+/* TMA: the box at element coordinates (c0 innermost, c1, c2) of `map`'s tensor into shared memory at dst (as the map's
+   swizzle lays it out, zeros outside the tensor); its bytes complete as transactions on bar */
+JX_DEVICE void jx_tma_load_3d(void *dst, const jx_tensor_map *map, jx_u64 *bar, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];"
+               ::"r"(jx_smem_u32(dst)), "l"(map), "r"(jx_smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2) : "memory");
+}
+JX_DEVICE void jx_tma_load_2d(void *dst, const jx_tensor_map *map, jx_u64 *bar, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
+               ::"r"(jx_smem_u32(dst)), "l"(map), "r"(jx_smem_u32(bar)), "r"(c0), "r"(c1) : "memory");
 }
 JX_DEVICE void jx_wgmma_m64n64k16_bf16(float *d, jx_u64 desc_a, jx_u64 desc_b, int scale_d) {
   asm volatile("{ .reg .pred p; setp.ne.b32 p, %34, 0; "
@@ -164,6 +194,18 @@ JX_DEVICE void jx_mbarrier_arrive(jx_u64 *bar) { jx_emu_mbarrier_update((unsigne
 JX_DEVICE bool jx_mbarrier_try_wait(jx_u64 *bar, int parity) { return jx_emu_mbarrier_try_wait_parity((unsigned long long *)bar, (unsigned)parity); }
 JX_DEVICE void jx_mbarrier_wait(jx_u64 *bar, int parity) { jx_emu_mbarrier_wait_parity((unsigned long long *)bar, (unsigned)parity); }
 JX_DEVICE void jx_cp_async_mbarrier_arrive(jx_u64 *bar) { jx_emu_cp_async_mbarrier_arrive((unsigned long long *)bar); }
+JX_DEVICE void jx_fence_mbarrier_init() {}
+JX_DEVICE void jx_mbarrier_arrive_expect_tx(jx_u64 *bar, jx_u32 bytes) { jx_emu_mbarrier_arrive_expect_tx((unsigned long long *)bar, bytes); }
+JX_DEVICE void jx_mbarrier_expect_tx(jx_u64 *bar, jx_u32 bytes) { jx_emu_mbarrier_expect_tx((unsigned long long *)bar, bytes); }
+JX_DEVICE void jx_prefetch_tensor_map(const jx_tensor_map *) {}
+JX_DEVICE void jx_tma_load_3d(void *dst, const jx_tensor_map *map, jx_u64 *bar, int c0, int c1, int c2) {
+  const int coords[3] = {c0, c1, c2};
+  jx_emu_tma_load(dst, map, (unsigned long long *)bar, 3, coords);
+}
+JX_DEVICE void jx_tma_load_2d(void *dst, const jx_tensor_map *map, jx_u64 *bar, int c0, int c1) {
+  const int coords[2] = {c0, c1};
+  jx_emu_tma_load(dst, map, (unsigned long long *)bar, 2, coords);
+}
 JX_DEVICE void jx_wgmma_m64n64k16_bf16(float *d, jx_u64 a, jx_u64 b, int scale_d) { jx_emu_wgmma(JX_EMU_MMA_BF16, 64, d, a, b, scale_d); }
 JX_DEVICE void jx_wgmma_m64n64k16_f16(float *d, jx_u64 a, jx_u64 b, int scale_d) { jx_emu_wgmma(JX_EMU_MMA_F16, 64, d, a, b, scale_d); }
 JX_DEVICE void jx_wgmma_m64n128k16_bf16(float *d, jx_u64 a, jx_u64 b, int scale_d) { jx_emu_wgmma(JX_EMU_MMA_BF16, 128, d, a, b, scale_d); }
