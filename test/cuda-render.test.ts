@@ -275,3 +275,40 @@ function run(command: string, args: string[]): Promise<{ code: number; output: s
   t.log(`nvcc: ${kernels.length} kernels in ${files} files, ${jobs} at a time: ${seconds.toFixed(1)} s`);
   if (results.every((r) => r.code === 0)) rmSync(dir, { recursive: true, force: true });
 });
+
+// The Hopper GEMM (cuda-wgmma.ts) through ptxas: each producer (TMA, cp.async rows, element by element), both
+// tile widths, both 16-bit dtypes; ptxas -v must report no spill stores or loads. The register counts are logged
+// (bench/RESULTS.md, issue 17).
+(nvcc ? test : test.skip)(`nvcc -Xptxas -v: the wgmma kernels (TMA, cp.async and element producers) compile for sm_90a with no spills${nvcc ? '' : ' (nvcc not on PATH)'}`, async (t) => {
+  t.timeout(300_000);
+  const variants: { label: string; dtype: 'bfloat16' | 'float16'; params: number[]; tma: boolean; producer: RegExp }[] = [];
+  for (const dtype of ['bfloat16', 'float16'] as const) {
+    for (const N of [64, 1000]) {
+      // [B, M, N, K], lhs strides (b, m, k), rhs strides (b, k, n)
+      variants.push({ label: `${dtype} N=${N} TMA`, dtype, params: [1, 1000, N, 512, 0, 512, 1, 0, 1, 512], tma: true, producer: /lhs by TMA .*rhs by TMA/ });
+      variants.push({ label: `${dtype} N=${N} cp.async`, dtype, params: [1, 1000, N, 512, 0, 512, 1, 0, 1, 512], tma: false, producer: /lhs by cp\.async rows, rhs by cp\.async rows/ });
+      variants.push({ label: `${dtype} N=${N} elements`, dtype, params: [1, 1000, N, 512, 0, 1, 1000, 0, N, 1], tma: true, producer: /lhs element by element, rhs element by element/ });
+    }
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'jaxon-wgmma-'));
+  const lines: string[] = [];
+  for (const v of variants) {
+    const kernel: Kernel = { kind: 'dot', inputDtype: v.dtype, outputDtype: v.dtype };
+    const r = renderCuda(kernel, v.params, { gemm: { sm: 90, path: 'wgmma', tma: v.tma } });
+    t.regex(r.source, v.producer, v.label);
+    const path = join(dir, `${r.name}.cu`);
+    writeFileSync(path, r.source);
+    const { code, output } = await run(nvcc!, ['-cubin', '-arch=sm_90a', '-w', '-Xptxas', '-v', '-I', kernelHeaderDir(), '-o', join(dir, `${r.name}.cubin`), path]);
+    if (code !== 0) {
+      t.fail(`${v.label}: nvcc failed:\n${output.slice(0, 4000)}`);
+      continue;
+    }
+    const registers = /Used (\d+) registers/.exec(output)?.[1];
+    const spills = /(\d+) bytes spill stores, (\d+) bytes spill loads/.exec(output);
+    t.truthy(registers && spills, `${v.label}: ptxas -v reports registers and spills:\n${output}`);
+    t.deepEqual([spills?.[1], spills?.[2]], ['0', '0'], `${v.label}: no spills`);
+    lines.push(`${v.label}: ${registers} registers, ${spills?.[1]} bytes spill stores, ${spills?.[2]} bytes spill loads`);
+  }
+  t.log(lines.join('\n'));
+  rmSync(dir, { recursive: true, force: true });
+});
