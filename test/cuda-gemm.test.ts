@@ -162,7 +162,7 @@ function withEnv(vars: Record<string, string | undefined>, body: () => void): vo
 const TMA_SHAPES: [number, number, number][] = [[1, 8, 1], [7, 64, 7], [129, 136, 129], [1000, 1000, 7], [4097, 16, 24], [7, 4097, 9], [130, 200, 1000]];
 
 for (const tma of ['1', '0'] as const) {
-  (onCuda ? test : test.skip)(`JAXON_GEMM=wgmma, ${tma === '1' ? 'TMA producer' : 'cp.async producer (JAXON_WGMMA_TMA=0)'}: odd shapes 1, 7, 129, 1000, 4097 in bfloat16 and float16, k- and m/n-contiguous operands, against the CPU`, (t) => {
+  (onCuda ? test : test.skip)(`JAXON_GEMM=wgmma, ${tma === '1' ? 'TMA producer (MN-major tiles for transposed operands)' : 'cp.async producer (JAXON_WGMMA_TMA=0)'}: odd shapes 1, 7, 129, 1000, 4097 in bfloat16 and float16, k- and m/n-contiguous operands, against the CPU`, (t) => {
     withEnv({ JAXON_GEMM: 'wgmma', JAXON_WGMMA_TMA: tma }, () => {
       const producers = new Set<string>();
       for (const kind of ['bfloat16', 'float16'] as const) {
@@ -177,11 +177,22 @@ for (const tma of ['1', '0'] as const) {
             t.is(compare(product, [a, b], product, kind, K), null, `${kind} [${M},${K}] x [${K},${N}] ${layout}`);
           }
         });
+        // transposed operands with 16-byte strides: m- or n-contiguous, straight into MN-major tiles by TMA
+        for (const [M, K, N, layout] of [[136, 64, 200, 'TN'], [200, 96, 1000, 'NN'], [72, 130, 7, 'TT']] as const) {
+          const a = operand(layout[0] === 'T' ? [K, M] : [M, K], M + 1, kind);
+          const b = operand(layout[1] === 'T' ? [N, K] : [K, N], N + 2, kind);
+          const product = (x: jax.Array, y: jax.Array) => lax.dotGeneral(x, y, [[[layout[0] === 'T' ? 0 : 1], [layout[1] === 'T' ? 1 : 0]], [[], []]]);
+          const kernels = jax.jit(product).lower(a, b, { platform: 'cuda' }).compile().kernels().filter((k) => k.name.startsWith('dot'));
+          for (const k of kernels) producers.add(k.source.split('\n').find((l) => l.startsWith('// decision wgmma producer')) ?? 'none');
+          t.is(compare(product, [a, b], product, kind, K), null, `${kind} [${M},${K}] x [${K},${N}] ${layout}`);
+        }
       }
       const all = [...producers].join('\n');
       if (tma === '1') {
         t.regex(all, /decision wgmma producer: lhs by TMA \(cp\.async\.bulk\.tensor, tensor map\), rhs by TMA/, 'both operands by TMA');
         t.regex(all, /lhs k-contiguous rows by cp\.async|lhs by cp\.async rows|lhs element by element/, 'K = 4097 (rows of 8194 bytes): no tensor map');
+        t.regex(all, /lhs by TMA into MN-major tiles \(transposed wgmma operand\)/, 'an m-contiguous lhs by TMA, untransposed');
+        t.regex(all, /rhs by TMA into MN-major tiles \(transposed wgmma operand\)/, 'an n-contiguous rhs by TMA, untransposed');
       } else {
         t.notRegex(all, /by TMA/);
         t.regex(all, /JAXON_WGMMA_TMA=0/);

@@ -493,3 +493,73 @@ const emulated = onCuda && process.env['JAXON_CUDA_EMULATOR'] === '1';
   t.regex(runTmaChild('jaxon_test_tx_more', kernel(16400)), /^ERROR .*kernel 'jaxon_test_tx_more': .*livelock: every thread of the block spins/);
   t.regex(runTmaChild('jaxon_test_tx_fewer', kernel(16368)), /^ERROR .*kernel 'jaxon_test_tx_fewer': .*mbarrier: transactions completed 16 bytes more than mbarrier\.arrive\.expect_tx announced for this phase/);
 });
+
+/**
+ * PTX ISA / CuTe, MN-major operand with the 128-byte swizzle (16-bit elements): element (mn, k) of the canonical
+ * ((8 elements, 8 chunks, m atoms), (8 k, k groups)) layout: atoms of 64 along M/N LBO bytes apart, groups of 8 k SBO
+ * bytes apart, each k one 128-byte line of the atom; then the line's 16-byte chunk c moves to c XOR (line mod 8).
+ */
+function mnMajorAddress(start: number, lbo: number, sbo: number, mn: number, k: number): number {
+  const linear = start + Math.floor(mn / 64) * lbo + Math.floor(k / 8) * sbo + (k % 8) * 128 + (mn % 64) * 2;
+  const line = Math.floor(linear / 128), chunk = Math.floor((linear % 128) / 16);
+  return line * 128 + (chunk ^ (line % 8)) * 16 + (linear % 16);
+}
+
+for (const [n, kind, tnspA] of [[128, 'bf16', 1], [64, 'f16', 0]] as const) {
+  (onCuda ? test : test.skip)(`wgmma m64n${n}k16 ${kind}: ${tnspA ? 'M-major A and ' : ''}N-major B (imm-trans ${tnspA}, 1) through 128B-swizzled MN-major descriptors`, (t) => {
+    const device = createCudaDevice(0);
+    // 32 k of each operand in shared memory; the wgmma reads k 16..31 (descriptor start two 8-k groups, 2 SBO, on)
+    const A = integers(64 * 32, 31, -6, 6), B = integers(n * 32, 32, -6, 6), C = integers(64 * n, 33, -50, 50);
+    const half = kind === 'bf16' ? bf16bits : f16bits;
+    const SBO = 1024, LBO_B = 4096, bBase = 8192;
+    const image = new Uint16Array((bBase + (n / 64) * LBO_B) / 2);
+    for (let m = 0; m < 64; m++) {
+      for (let k = 0; k < 32; k++) image[(tnspA ? mnMajorAddress(0, 4096, SBO, m, k) : sw128Address(0, 1024, m, 2 * k)) / 2] = half(A[m * 32 + k]!);
+    }
+    for (let c = 0; c < n; c++) for (let k = 0; k < 32; k++) image[mnMajorAddress(bBase, LBO_B, SBO, c, k) / 2] = half(B[c * 32 + k]!);
+    const place = (x: number, i: number) => {
+      const w = x >> 5, lane = x & 31, g = lane >> 2, tq = lane & 3;
+      return { row: 16 * w + g + 8 * ((i & 3) >> 1), col: 8 * (i >> 2) + 2 * tq + (i & 1) };
+    };
+    const cRegs = new Float32Array(128 * (n / 2));
+    for (let x = 0; x < 128; x++) for (let i = 0; i < n / 2; i++) { const p = place(x, i); cRegs[x * (n / 2) + i] = C[p.row * n + p.col]!; }
+    // a K-major A (tnspA 0) holds its 32 k in the first 64 bytes of each 128-byte swizzled row
+    const aDesc = tnspA ? `jx_wgmma_desc(jx_smem_u32(smem) + ${2 * SBO}, 4096, ${SBO}, 1)` : 'jx_wgmma_desc(jx_smem_u32(smem) + 32, 16, 1024, 1)';
+    const name = `jaxon_test_wgmma_mn_${n}_${kind}`;
+    const source: CudaKernelSource = {
+      name,
+      source: `${PRELUDE}extern "C" __global__ void __launch_bounds__(128) ${name}(float *out, const jx_u16 *image, const float *c) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  for (int i = threadIdx.x; i < ${image.length}; i += 128) ((jx_u16 *)smem)[i] = image[i];
+  __syncthreads();
+  jx_fence_proxy_async();
+  float d[${n / 2}];
+  for (int i = 0; i < ${n / 2}; i++) d[i] = c[threadIdx.x * ${n / 2} + i];
+  const jx_u64 da = ${aDesc}, db = jx_wgmma_desc(jx_smem_u32(smem + ${bBase}) + ${2 * SBO}, ${LBO_B}, ${SBO}, 1);
+  jx_wgmma_fence();
+  jx_wgmma_m64n${n}k16_${kind}<${tnspA}, 1>(d, da, db, 1);
+  jx_wgmma_commit();
+  jx_wgmma_wait<0>();
+  for (int i = 0; i < ${n / 2}; i++) out[threadIdx.x * ${n / 2} + i] = d[i];
+}
+`,
+      grid: [1, 1, 1], block: [128, 1, 1], sharedMemBytes: image.byteLength,
+    };
+    const fn = device.backend.loadKernelsSync([source]).get(source.source)!;
+    const out = device.backend.fromHost(new Uint8Array(4 * 128 * (n / 2)));
+    const ins = [bytesOf(new Uint32Array(image.buffer)), bytesOf(cRegs)].map((b) => device.backend.fromHost(b));
+    native().cudaLaunch(fn, source.grid, source.block, source.sharedMemBytes, [out.handle, ...ins.map((b) => b.handle)]);
+    const got = new Float32Array(device.backend.toHostSync(out).buffer);
+    for (const b of [out, ...ins]) device.backend.free(b);
+    const wrong: string[] = [];
+    for (let x = 0; x < 128; x++) {
+      for (let i = 0; i < n / 2; i++) {
+        const { row, col } = place(x, i);
+        let want = C[row * n + col]!;
+        for (let k = 16; k < 32; k++) want += A[row * 32 + k]! * B[col * 32 + k]!;
+        if (got[x * (n / 2) + i] !== want) wrong.push(`thread ${x} d${i} (D[${row}][${col}]): ${got[x * (n / 2) + i]}, expected ${want}`);
+      }
+    }
+    t.deepEqual(wrong.slice(0, 8), [], `${wrong.length} wrong`);
+  });
+}

@@ -37,7 +37,7 @@ typedef struct {
 typedef struct {
   float *d;
   unsigned long long desc_a, desc_b, group;
-  int kind, n, scale_d, pad;
+  int kind, n, scale_d, tnsp; /* tnsp: bit 0 A is M-major, bit 1 B is N-major (the wgmma's imm-trans-a/b) */
 } jx_emu_wgmma_op;
 
 #define JX_EMU_MAX_WGMMA_OPS 8

@@ -393,11 +393,26 @@ static inline unsigned jx_emu_wgmma_address(unsigned long long desc, int row, in
   return a ^ (((a >> 7) & bits) << 4);
 }
 
+/**
+ * The same for an MN-major operand (imm-trans 1; 16-bit elements): element (mn, k) with `mnbyte` = 2 mn. Swizzled
+ * (CuTe's canonical ((T,S/16,m),(8,k)) : ((1,T,LBO),(S/16 T,SBO)) for swizzle width S): atoms of 8 k-rows of S bytes
+ * along M/N, the next atom along M/N LBO on, the next 8 k SBO on, then the swizzle of the address bits; without
+ * swizzle: 8x8 core matrices of 16-byte rows along M/N (one k each), the next along M/N SBO on and along K LBO on.
+ */
+static inline unsigned jx_emu_wgmma_address_mn(unsigned long long desc, int mnbyte, int k) {
+  const unsigned start = (unsigned)(desc & 0x3fff) << 4, lbo = (unsigned)((desc >> 16) & 0x3fff) << 4, sbo = (unsigned)((desc >> 32) & 0x3fff) << 4;
+  const unsigned mode = (unsigned)(desc >> 62);
+  if (mode == 0) return start + (unsigned)(mnbyte / 16) * sbo + (unsigned)(k / 8) * lbo + (unsigned)(k % 8) * 16 + (unsigned)(mnbyte % 16);
+  const unsigned width = mode == 1 ? 128 : mode == 2 ? 64 : 32, bits = mode == 1 ? 7 : mode == 2 ? 3 : 1;
+  const unsigned a = start + (unsigned)(mnbyte / (int)width) * lbo + (unsigned)(k / 8) * sbo + (unsigned)(k % 8) * width + (unsigned)(mnbyte % (int)width);
+  return a ^ (((a >> 7) & bits) << 4);
+}
+
 static inline void jx_emu_wgmma_perform(const jx_emu_wgmma_op &op) {
   jx_emu_thread *self = jx_emu_self();
   const unsigned lane = self->lane, w = self->warp % 4, g = lane >> 2, t = lane & 3;
-  const auto value = [&](unsigned long long desc, int row, int k) {
-    const unsigned char *p = jx_emu_smem_ptr(jx_emu_wgmma_address(desc, row, k * 2));
+  const auto value = [&](unsigned long long desc, int row, int k, bool mn_major) {
+    const unsigned char *p = jx_emu_smem_ptr(mn_major ? jx_emu_wgmma_address_mn(desc, row * 2, k) : jx_emu_wgmma_address(desc, row, k * 2));
     unsigned short h;
     __builtin_memcpy(&h, p, 2);
     return op.kind == JX_EMU_MMA_BF16 ? jx_emu_bf16_to_float(h) : jx_emu_half_to_float(h);
@@ -405,17 +420,20 @@ static inline void jx_emu_wgmma_perform(const jx_emu_wgmma_op &op) {
   for (int i = 0; i < op.n / 2; i++) {
     const int row = (int)(16 * w + g + 8 * ((i & 3) >> 1)), col = 8 * (i / 4) + (int)(2 * t) + (i & 1);
     float acc = op.scale_d ? op.d[i] : 0.0f;
-    for (int k = 0; k < 16; k++) acc = fmaf(value(op.desc_a, row, k), value(op.desc_b, col, k), acc);
+    for (int k = 0; k < 16; k++) acc = fmaf(value(op.desc_a, row, k, op.tnsp & 1), value(op.desc_b, col, k, op.tnsp & 2), acc);
     op.d[i] = acc;
   }
 }
 
-/** wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{bf16,f16}: queued with this thread's open commit group. */
-static inline void jx_emu_wgmma(int kind, int n, float *d, unsigned long long desc_a, unsigned long long desc_b, int scale_d) {
+/**
+ * wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{bf16,f16} with imm-trans-a / imm-trans-b (tnsp bits 0 and 1):
+ * queued with this thread's open commit group.
+ */
+static inline void jx_emu_wgmma(int kind, int n, float *d, unsigned long long desc_a, unsigned long long desc_b, int scale_d, int tnsp) {
   jx_emu_thread *self = jx_emu_self();
   struct { unsigned long long a, b; } mine = {desc_a, desc_b};
   const void *all[32];
-  jx_emu_warp_gather(JX_EMU_WGMMA, n, &mine, all);
+  jx_emu_warp_gather(JX_EMU_WGMMA, n * 4 + tnsp, &mine, all);
   for (int l = 0; l < 32; l++) {
     const auto *o = (const decltype(mine) *)all[l];
     if (o->a != desc_a || o->b != desc_b) {
@@ -429,7 +447,7 @@ static inline void jx_emu_wgmma(int kind, int n, float *d, unsigned long long de
     for (unsigned i = 1; i < self->wgmma_count; i++) self->wgmma_ops[i - 1] = self->wgmma_ops[i];
     self->wgmma_count--;
   }
-  self->wgmma_ops[self->wgmma_count++] = {d, desc_a, desc_b, self->wgmma_groups, kind, n, scale_d, 0};
+  self->wgmma_ops[self->wgmma_count++] = {d, desc_a, desc_b, self->wgmma_groups, kind, n, scale_d, tnsp};
 }
 static inline void jx_emu_wgmma_commit() { jx_emu_self()->wgmma_groups++; }
 /** wgmma.wait_group n: every wgmma of all but the n most recent commit groups is done (performed here, in order). */

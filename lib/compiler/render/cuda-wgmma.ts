@@ -18,8 +18,10 @@
 // swizzle is the descriptors' and whose zero fill covers the ragged edges, so
 // no bounds checks), else by cp.async rows (their completion arriving on the
 // `full` barrier, cp.async.mbarrier.arrive.noinc), else element by element.
-// Not done: an MN-major descriptor mode for n- or m-contiguous operands (they
-// take the element-by-element producer), tf32 wgmma for float32.
+// An m- or n-contiguous operand (a transposed one) goes by TMA into MN-major
+// tiles that wgmma reads with its transpose immediate, so nothing transposes
+// it; without TMA it is transposed element by element into K-major tiles.
+// Not done: tf32 wgmma for float32 (float32 takes mma.sync).
 import { itemsize } from '../../core/dtype.js';
 import type { DotKernel } from '../kernel-ir.js';
 import { type RenderedKernel, SM_COUNT, type TensorMapParam, indent, indexType, int, viewReach } from './cuda-common.js';
@@ -45,17 +47,26 @@ export function wgmma(k: DotKernel, p: DotParams, alignments: readonly number[],
   const rhsFacts: OperandFacts = { strides: rhsStrides, sizes: [B, N, K], alignment: alignments[nOut + 1] ?? 16, itemsize: E };
   const producer = wgmmaProducer(lhsFacts, rhsFacts, { driver: tmaDriver, allowed: tmaAllowed() });
   const { lhs: lhsLoad, rhs: rhsLoad } = producer.choice;
-  const generic = [lhsLoad, rhsLoad].filter((l) => l !== 'tma');
+  const viaTma = (l: OperandLoad) => l === 'tma' || l === 'tma-mn';
+  const generic = [lhsLoad, rhsLoad].filter((l) => !viaTma(l));
   const allTma = generic.length === 0, asyncOnly = generic.length > 0 && generic.every((l) => l === 'cp.async');
-  const tmaBytes = (lhsLoad === 'tma' ? A_BYTES : 0) + (rhsLoad === 'tma' ? B_BYTES : 0);
-  // each TMA operand as a 3-d tensor (k, free, batch), k innermost; boxes of 64 k x the tile's rows
+  const tmaBytes = (viaTma(lhsLoad) ? A_BYTES : 0) + (viaTma(rhsLoad) ? B_BYTES : 0);
+  // each TMA operand as a 3-d tensor (k, free, batch), k innermost, in boxes of 64 k x the tile's rows; an MN-major one
+  // as (free, k, batch) in boxes of 64 free x 64 k (the 128-byte swizzle spans 64 16-bit elements), one per 64 rows
   const tensorMaps: TensorMapParam[] = [];
-  const tensorMap = (which: 'lhs' | 'rhs', facts: OperandFacts, rows: number) => tensorMaps.push({
-    name: `tmap_${which}`, arg: nOut + (which === 'lhs' ? 0 : 1), dataType: k.inputDtype === 'bfloat16' ? TENSOR_MAP_BFLOAT16 : TENSOR_MAP_FLOAT16,
-    dims: [K, facts.sizes[1], B], strides: tensorMapStrides(facts), box: [BK, rows, 1], swizzle: TENSOR_MAP_SWIZZLE_128B,
-  });
-  if (lhsLoad === 'tma') tensorMap('lhs', lhsFacts, BM);
-  if (rhsLoad === 'tma') tensorMap('rhs', rhsFacts, BN);
+  const tensorMap = (which: 'lhs' | 'rhs', facts: OperandFacts, rows: number, how: OperandLoad) => {
+    const [sb, sf, sk] = facts.strides, [b, f, kk] = facts.sizes;
+    const mn = how === 'tma-mn';
+    tensorMaps.push({
+      name: `tmap_${which}`, arg: nOut + (which === 'lhs' ? 0 : 1), dataType: k.inputDtype === 'bfloat16' ? TENSOR_MAP_BFLOAT16 : TENSOR_MAP_FLOAT16,
+      dims: mn ? [f, kk, b] : [kk, f, b],
+      strides: mn ? tensorMapStrides({ ...facts, strides: [sb, sk, sf], sizes: [b, kk, f] }) : tensorMapStrides(facts),
+      box: mn ? [64, BK, 1] : [BK, rows, 1], swizzle: TENSOR_MAP_SWIZZLE_128B,
+    });
+  };
+  if (viaTma(lhsLoad)) tensorMap('lhs', lhsFacts, BM, lhsLoad);
+  if (viaTma(rhsLoad)) tensorMap('rhs', rhsFacts, BN, rhsLoad);
+  const tnspA = lhsLoad === 'tma-mn' ? 1 : 0, tnspB = rhsLoad === 'tma-mn' ? 1 : 0;
   const idx = indexType([B * M * N, M + BM, N + BN, K + BK, viewReach([B, M, K], p.lhs), viewReach([B, K, N], p.rhs), ...views.map((v) => viewReach([B, M, N], v))]);
   const mma = `jx_wgmma_m64n${BN}k16_${k.inputDtype === 'bfloat16' ? 'bf16' : 'f16'}`;
 
@@ -65,6 +76,8 @@ export function wgmma(k: DotKernel, p: DotParams, alignments: readonly number[],
     const [rows, FREE, base, ptr, tile] = which === 'lhs' ? [BM, M, 'm0', 'lhs', 'sa'] : [BN, N, 'n0', 'rhs', 'sb'];
     const at = (f: string, kk: string) => `(jx_index)bz * ${int(sb)} + (jx_index)(${f}) * ${int(sf)} + (jx_index)(${kk}) * ${int(sk)}`;
     if (how === 'tma') return [`jx_tma_load_3d(${tile}, &tmap_${which}, &full[s], (int)k0, (int)${base}, bz);`];
+    // MN-major: 64-row blocks 8192 bytes apart, each 64 k lines of 128 bytes (8-k groups 1024 apart)
+    if (how === 'tma-mn') return Array.from({ length: rows / 64 }, (_, j) => `jx_tma_load_3d(${tile}${j ? ` + ${j * 8192}` : ''}, &tmap_${which}, &full[s], (int)${base}${j ? ` + ${j * 64}` : ''}, (int)k0, bz);`);
     if (how === 'cp.async') {
       return [
         `for (int q = x; q < ${(rows * BK) / 8}; q += 128) {`,
@@ -90,6 +103,7 @@ export function wgmma(k: DotKernel, p: DotParams, alignments: readonly number[],
     ];
   };
 
+  const desc = (base: string, mn: number) => (mn ? `jx_wgmma_desc(${base} + kk * 2048, 8192, 1024, 1)` : `jx_wgmma_desc(${base} + kk * 32, 16, 1024, 1)`);
   const decode = [
     `const int bz = item / ${tilesM * tilesN}, tile = item % ${tilesM * tilesN};`,
     // grouped tile order: 8 tile rows at a time (L2 reuse between neighbouring blocks)
@@ -98,15 +112,15 @@ export function wgmma(k: DotKernel, p: DotParams, alignments: readonly number[],
   ];
   // one producer step: wait for the stage, announce the TMA bytes, load both operands, arrive on `full`
   const tmaIssue = [
-    ...(lhsLoad === 'tma' ? load('lhs', 'tma') : []),
-    ...(rhsLoad === 'tma' ? load('rhs', 'tma') : []),
+    ...(viaTma(lhsLoad) ? load('lhs', lhsLoad) : []),
+    ...(viaTma(rhsLoad) ? load('rhs', rhsLoad) : []),
   ];
   const fill = allTma
     ? [`jx_mbarrier_arrive_expect_tx(&full[s], ${tmaBytes}); // the phase completes when both boxes' bytes have landed`, ...tmaIssue]
     : [
       ...(tmaBytes ? [`if (x == 0) { // TMA for one operand: its bytes join the phase before this thread arrives`, indent([`jx_mbarrier_expect_tx(&full[s], ${tmaBytes});`, ...tmaIssue], 2), '}'] : []),
-      ...(lhsLoad !== 'tma' ? load('lhs', lhsLoad) : []),
-      ...(rhsLoad !== 'tma' ? load('rhs', rhsLoad) : []),
+      ...(!viaTma(lhsLoad) ? load('lhs', lhsLoad) : []),
+      ...(!viaTma(rhsLoad) ? load('rhs', rhsLoad) : []),
       ...(asyncOnly
         ? ['jx_cp_async_mbarrier_arrive(&full[s]); // once this thread\'s copies have landed: the next stage is issued meanwhile']
         : [
@@ -178,8 +192,9 @@ export function wgmma(k: DotKernel, p: DotParams, alignments: readonly number[],
           'jx_wgmma_fence();',
           '#pragma unroll',
           'for (int kk = 0; kk < 4; ++kk) {',
-          '  // 128B-swizzled K-major: rows of 128 bytes, 8-row atoms 1024 bytes apart (SBO); k16 steps 32 bytes along',
-          `  ${mma}(acc, jx_wgmma_desc(sa + kk * 32, 16, 1024, 1), jx_wgmma_desc(sb + kk * 32, 16, 1024, 1), 1);`,
+          '  // 128B-swizzled K-major: rows of 128 bytes, 8-row atoms 1024 bytes apart (SBO), k16 steps 32 bytes along;',
+          '  // MN-major: 64-row atoms 8192 bytes apart (LBO), 8-k groups 1024 apart (SBO), k16 steps 2048 bytes along',
+          `  ${mma}${tnspA || tnspB ? `<${tnspA}, ${tnspB}>` : ''}(acc, ${desc('sa', tnspA)}, ${desc('sb', tnspB)}, 1);`,
           '}',
           'jx_wgmma_commit();',
           'jx_wgmma_wait<0>();',
@@ -200,7 +215,7 @@ export function wgmma(k: DotKernel, p: DotParams, alignments: readonly number[],
     ], 2),
     '}',
   ];
-  const how = (l: OperandLoad) => (l === 'tma' ? 'by TMA' : l === 'cp.async' ? 'k-contiguous rows by cp.async' : 'element by element into K-major tiles');
+  const how = (l: OperandLoad) => (l === 'tma' ? 'by TMA' : l === 'tma-mn' ? 'by TMA into MN-major tiles' : l === 'cp.async' ? 'k-contiguous rows by cp.async' : 'element by element into K-major tiles');
   return {
     buffers,
     ...(tensorMaps.length ? { tensorMaps } : {}),
