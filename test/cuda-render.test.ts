@@ -314,3 +314,37 @@ function run(command: string, args: string[]): Promise<{ code: number; output: s
   t.log(lines.join('\n'));
   rmSync(dir, { recursive: true, force: true });
 });
+
+test('the wgmma kernel\'s producer: tensor maps for TMA (K-major and MN-major boxes), cp.async where the driver lacks cuTensorMapEncodeTiled or JAXON_WGMMA_TMA=0', (t) => {
+  const kernel: Kernel = { kind: 'dot', inputDtype: 'bfloat16', outputDtype: 'bfloat16' };
+  // [B, M, N, K] = [2, 300, 200, 520]: lhs [2, 300, 520] k-contiguous, rhs [2, 200, 520] (k-contiguous, an NT product)
+  const nt = [2, 300, 200, 520, 300 * 520, 520, 1, 200 * 520, 1, 520];
+  const tma = renderCuda(kernel, nt, { gemm: { sm: 90, path: 'wgmma' } });
+  t.deepEqual(tma.tensorMaps, [
+    { name: 'tmap_lhs', arg: 1, dataType: 9, dims: [520, 300, 2], strides: [1040, 300 * 1040], box: [64, 128, 1], swizzle: 3 },
+    { name: 'tmap_rhs', arg: 2, dataType: 9, dims: [520, 200, 2], strides: [1040, 200 * 1040], box: [64, 128, 1], swizzle: 3 },
+  ]);
+  t.regex(tma.source, /const __grid_constant__ jx_tensor_map tmap_lhs, const __grid_constant__ jx_tensor_map tmap_rhs\)/);
+  t.regex(tma.source, /jx_mbarrier_arrive_expect_tx\(&full\[s\], 32768\)/, 'a stage: 128 x 64 + 128 x 64 bf16');
+  // lhs [2, 296, 520] stored as [2, 520, 296] (m-contiguous) and rhs [2, 520, 200] (n-contiguous): MN-major boxes of 64 x 64
+  const mn = renderCuda(kernel, [2, 296, 200, 520, 296 * 520, 1, 296, 200 * 520, 200, 1], { gemm: { sm: 90, path: 'wgmma' } });
+  t.deepEqual(mn.tensorMaps?.map((m) => [m.dims, m.strides, m.box]), [[[296, 520, 2], [592, 520 * 592], [64, 64, 1]], [[200, 520, 2], [400, 520 * 400], [64, 64, 1]]]);
+  // 300 m-contiguous rows of 600 bytes: no tensor map (a stride not a multiple of 16), transposed element by element
+  t.regex(renderCuda(kernel, [2, 300, 200, 520, 300 * 520, 1, 300, 200 * 520, 200, 1], { gemm: { sm: 90, path: 'wgmma' } }).source, /lhs element by element, rhs by TMA into MN-major tiles/);
+  t.regex(mn.source, /jx_wgmma_m64n128k16_bf16<1, 1>\(acc, jx_wgmma_desc\(sa \+ kk \* 2048, 8192, 1024, 1\), jx_wgmma_desc\(sb \+ kk \* 2048, 8192, 1024, 1\), 1\)/);
+  const noDriver = renderCuda(kernel, nt, { gemm: { sm: 90, path: 'wgmma', tma: false } });
+  t.is(noDriver.tensorMaps, undefined);
+  t.regex(noDriver.source, /decision wgmma producer: lhs by cp\.async rows, rhs by cp\.async rows \(the driver lacks cuTensorMapEncodeTiled; /);
+  const saved = process.env['JAXON_WGMMA_TMA'];
+  try {
+    process.env['JAXON_WGMMA_TMA'] = '0';
+    const off = renderCuda(kernel, nt, { gemm: { sm: 90, path: 'wgmma' } });
+    t.regex(off.source, /decision wgmma producer: lhs by cp\.async rows, rhs by cp\.async rows \(JAXON_WGMMA_TMA=0; /);
+    t.not(off.name, tma.name, 'the kernel name covers the choice');
+    process.env['JAXON_WGMMA_TMA'] = 'yes';
+    t.throws(() => renderCuda(kernel, nt, { gemm: { sm: 90, path: 'wgmma' } }), { message: 'JAXON_WGMMA_TMA must be 0 or 1, got "yes"' });
+  } finally {
+    if (saved === undefined) delete process.env['JAXON_WGMMA_TMA'];
+    else process.env['JAXON_WGMMA_TMA'] = saved;
+  }
+});

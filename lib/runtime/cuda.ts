@@ -183,9 +183,8 @@ export class CudaBackend implements Backend {
     if (kernel.kind !== 'dot') return undefined;
     const [major, minor] = this.info.computeCapability;
     this.#gemmStore ??= gemmTuningStore(this.info.name, this.target.nvrtcVersion, this.target.arch);
-    const target = gemmTargetFor(kernel, params, alignments, { sm: major * 10 + minor, emulated: this.target.emulator !== undefined, store: this.#gemmStore, runner: () => this.#tuningDevice() });
     this.#tensorMaps ??= native().cudaProbe().tensorMaps;
-    return target && !this.#tensorMaps ? { ...target, tma: false } : target;
+    return gemmTargetFor(kernel, params, alignments, { sm: major * 10 + minor, emulated: this.target.emulator !== undefined, store: this.#gemmStore, runner: () => this.#tuningDevice(), tma: this.#tensorMaps });
   }
 
   #tuningDevice(): TuningDevice {
