@@ -20,7 +20,14 @@
 // as the PTX ISA encodes them) and is performed at the wgmma.wait_group that
 // covers it, per thread, so a stage reused before the wait is caught;
 // mbarriers keep their phase, pending arrivals and transaction count in their
-// 8 bytes of shared memory, and a thread waiting on one yields to the others.
+// 8 bytes of shared memory, and a thread waiting on one yields to the others;
+// a phase whose transactions exceed what expect_tx announced fails the launch
+// (too few leave it waiting: the executor reports the livelock). MN-major
+// operands (the wgmma transpose immediates) follow CuTe's canonical layouts.
+// TMA (cp.async.bulk.tensor, tile mode) reads the tensor map the emulated
+// cuTensorMapEncodeTiled wrote (tensor_map.cc), copies the box with zeros out
+// of bounds, swizzles it by shared-memory address bits, and completes its
+// bytes on the mbarrier at once.
 #ifndef JAXON_EMU_TENSOR_H
 #define JAXON_EMU_TENSOR_H
 
