@@ -14,6 +14,7 @@
 // fragment is off by whole products and cannot pass.
 import test from 'ava';
 import * as jax from '../lib/index.js';
+import type { CudaExecutable } from '../lib/runtime/cuda-executable.js';
 
 const jnp = jax.numpy;
 const lax = jax.lax;
@@ -222,6 +223,10 @@ for (const tma of ['1', '0'] as const) {
     const worst = (got: ArrayLike<number>, want: ArrayLike<number>) => Math.max(...Array.from(want, (v, i) => Math.abs(v - got[i]!)));
     t.true(worst(first, want1) < 2 ** -6, `first call: ${worst(first, want1)}`);
     t.true(worst(second, want2) < 2 ** -6, `second call (new addresses): ${worst(second, want2)}`);
+    const stats = (f.executable(x, w, bias) as unknown as CudaExecutable).programStats();
+    const sum = (key: 'graphLaunches' | 'graphUpdates') => stats.reduce((n: number, st) => n + st[key], 0);
+    t.is(sum('graphLaunches'), 2, 'both calls ran as a graph');
+    t.true(sum('graphUpdates') >= 1, 'the second updated its kernel node (the tensor maps with it)');
   });
 });
 
