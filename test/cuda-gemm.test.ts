@@ -227,6 +227,12 @@ for (const tma of ['1', '0'] as const) {
     const sum = (key: 'graphLaunches' | 'graphUpdates') => stats.reduce((n: number, st) => n + st[key], 0);
     t.is(sum('graphLaunches'), 2, 'both calls ran as a graph');
     t.true(sum('graphUpdates') >= 1, 'the second updated its kernel node (the tensor maps with it)');
+    // eagerly (one launch through cudaLaunch, its tensor maps encoded there)
+    const eager = lax.dotGeneral(x2, w2, [[[1], [1]], [[], []]]).astype('float32').dataSync();
+    const eagerWant = lax.dotGeneral(cx2!, cw2!, [[[1], [1]], [[], []]]).astype('float32').dataSync();
+    // both round the f32 sums to bfloat16: at most one ulp apart (2^-7 relative)
+    const off = Array.from(eagerWant).findIndex((v, i) => !(Math.abs(eager[i]! - v) <= 2 ** -7 * Math.abs(v) + 2 ** -20));
+    t.is(off, -1, `eager dot_general: element ${off}: ${eager[off]}, CPU ${eagerWant[off]}`);
   });
 });
 
