@@ -198,6 +198,8 @@ for (const tma of ['1', '0'] as const) {
         t.notRegex(all, /by TMA/);
         t.regex(all, /JAXON_WGMMA_TMA=0/);
         t.regex(all, /lhs by cp\.async rows, rhs by cp\.async rows/);
+        t.regex(all, /lhs by cp\.async into MN-major tiles \(transposed wgmma operand\)/, 'an m-contiguous lhs by cp.async, untransposed');
+        t.regex(all, /rhs by cp\.async into MN-major tiles \(transposed wgmma operand\)/, 'an n-contiguous rhs by cp.async, untransposed');
       }
       t.log(all);
     });

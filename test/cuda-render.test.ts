@@ -276,8 +276,8 @@ function run(command: string, args: string[]): Promise<{ code: number; output: s
   if (results.every((r) => r.code === 0)) rmSync(dir, { recursive: true, force: true });
 });
 
-// The Hopper GEMM (cuda-wgmma.ts) through ptxas: each producer (TMA into K-major or MN-major tiles, cp.async
-// rows, element by element), both
+// The Hopper GEMM (cuda-wgmma.ts) through ptxas: each producer (TMA or cp.async into K-major or MN-major tiles,
+// element by element), both
 // tile widths, both 16-bit dtypes; ptxas -v must report no spill stores or loads. The register counts are logged
 // (bench/RESULTS.md, issue 17).
 (nvcc ? test : test.skip)(`nvcc -Xptxas -v: the wgmma kernels (TMA, cp.async and element producers) compile for sm_90a with no spills${nvcc ? '' : ' (nvcc not on PATH)'}`, async (t) => {
@@ -288,7 +288,8 @@ function run(command: string, args: string[]): Promise<{ code: number; output: s
       // [B, M, N, K], lhs strides (b, m, k), rhs strides (b, k, n)
       variants.push({ label: `${dtype} N=${N} TMA`, dtype, params: [1, 1000, N, 512, 0, 512, 1, 0, 1, 512], tma: true, producer: /lhs by TMA .*rhs by TMA/ });
       variants.push({ label: `${dtype} N=${N} cp.async`, dtype, params: [1, 1000, N, 512, 0, 512, 1, 0, 1, 512], tma: false, producer: /lhs by cp\.async rows, rhs by cp\.async rows/ });
-      variants.push({ label: `${dtype} N=${N} elements`, dtype, params: [1, 1000, N, 512, 0, 1, 1000, 0, N, 1], tma: false, producer: /lhs element by element into K-major tiles, rhs element by element/ });
+      variants.push({ label: `${dtype} N=${N} elements`, dtype, params: [1, 1000, N, 512, 0, 1, 1001, 0, N + 1, 1], tma: true, producer: /lhs element by element into K-major tiles, rhs element by element/ });
+      variants.push({ label: `${dtype} N=${N} cp.async, MN-major`, dtype, params: [1, 1000, N, 512, 0, 1, 1000, 0, N, 1], tma: false, producer: /lhs by cp\.async into MN-major tiles, rhs by cp\.async into MN-major tiles/ });
       variants.push({ label: `${dtype} N=${N} TMA, MN-major`, dtype, params: [1, 1000, N, 512, 0, 1, 1000, 0, N, 1], tma: true, producer: /lhs by TMA into MN-major tiles, rhs by TMA into MN-major tiles/ });
     }
   }

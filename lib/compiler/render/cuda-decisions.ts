@@ -209,9 +209,10 @@ export function wgmmaTiling(f: { N: number; K: number }): Decision<WgmmaTiling> 
  * cp.async.bulk.tensor through a tensor map the launch encodes, zeros out of bounds) into K-major tiles, 'tma-mn'
  * the same for an m- or n-contiguous operand into MN-major tiles (wgmma's transpose immediate reads them as they
  * are: no transposition), 'cp.async' (16-byte k-contiguous rows by every producer thread, zero-filled at the edges),
+ * 'cp.async-mn' (16-byte chunks along the free axis of an m- or n-contiguous operand into MN-major tiles),
  * or 'elements' (element by element into K-major tiles: any other layout).
  */
-export type OperandLoad = 'tma' | 'tma-mn' | 'cp.async' | 'elements';
+export type OperandLoad = 'tma' | 'tma-mn' | 'cp.async' | 'cp.async-mn' | 'elements';
 export interface WgmmaProducer {
   lhs: OperandLoad;
   rhs: OperandLoad;
@@ -219,7 +220,7 @@ export interface WgmmaProducer {
 
 function describeLoad(l: OperandLoad): string {
   return l === 'tma' ? 'by TMA (cp.async.bulk.tensor, tensor map)' : l === 'tma-mn' ? 'by TMA into MN-major tiles (transposed wgmma operand)'
-    : l === 'cp.async' ? 'by cp.async rows' : 'element by element';
+    : l === 'cp.async' ? 'by cp.async rows' : l === 'cp.async-mn' ? 'by cp.async into MN-major tiles (transposed wgmma operand)' : 'element by element';
 }
 
 /** JAXON_WGMMA_TMA=0 turns TMA off (the cp.async producer), for comparisons and tests; unset or 1: TMA where it fits. */
@@ -244,17 +245,19 @@ export interface OperandFacts {
 /**
  * TMA when the driver can encode tensor maps, JAXON_WGMMA_TMA allows it, and cuTensorMapEncodeTiled would accept
  * the view as a 3-d tensor (k innermost and contiguous, or the free axis for MN-major tiles; a 16-byte aligned
- * address; the other strides whole multiples of 16 bytes, nonzero); else cp.async when the rows are contiguous along
- * k and 16-byte aligned; else element by element.
+ * address; the other strides whole multiples of 16 bytes, nonzero); else cp.async when the rows (or, into MN-major
+ * tiles, the free axis) are contiguous with 16-byte aligned strides; else element by element.
  */
 export function operandLoad(f: OperandFacts, tma: boolean): { load: OperandLoad; why: string } {
   const [sb, sf, sk] = f.strides;
   const E = f.itemsize;
   const rows = sk === 1 && f.alignment % 16 === 0 && (sf * E) % 16 === 0 && (sb * E) % 16 === 0;
-  // m- or n-contiguous (a transposed operand): TMA boxes of 64 along the free axis straight into MN-major tiles
-  if (!rows && tma && sf === 1 && sk !== 1 && f.alignment % 16 === 0) {
+  // m- or n-contiguous (a transposed operand) with 16-byte strides: straight into MN-major tiles, by TMA boxes of 64
+  // along the free axis or by 16-byte cp.async chunks along it
+  if (!rows && sf === 1 && sk !== 1 && f.alignment % 16 === 0 && (sk * E) % 16 === 0 && (sb * E) % 16 === 0) {
     const [kStride, batchStride] = tensorMapStrides({ ...f, strides: [sb, sk, sf], sizes: [f.sizes[0], f.sizes[2], f.sizes[1]] });
-    if (kStride % 16 === 0 && batchStride % 16 === 0 && kStride > 0 && batchStride > 0) return { load: 'tma-mn', why: 'free-axis-contiguous, 16-byte strides: MN-major descriptors' };
+    if (tma && kStride > 0 && batchStride > 0) return { load: 'tma-mn', why: 'free-axis-contiguous, 16-byte strides: MN-major descriptors' };
+    return { load: 'cp.async-mn', why: `free-axis-contiguous, 16-byte strides: MN-major descriptors${tma ? ' (a broadcast axis is no tensor map)' : ', TMA off'}` };
   }
   if (!rows) return { load: 'elements', why: sk !== 1 ? `k stride ${sk}` : `rows not 16-byte aligned (strides ${f.strides.join(', ')}, address alignment ${f.alignment})` };
   if (!tma) return { load: 'cp.async', why: 'TMA off' };

@@ -18,9 +18,10 @@
 // swizzle is the descriptors' and whose zero fill covers the ragged edges, so
 // no bounds checks), else by cp.async rows (their completion arriving on the
 // `full` barrier, cp.async.mbarrier.arrive.noinc), else element by element.
-// An m- or n-contiguous operand (a transposed one) goes by TMA into MN-major
-// tiles that wgmma reads with its transpose immediate, so nothing transposes
-// it; without TMA it is transposed element by element into K-major tiles.
+// An m- or n-contiguous operand (a transposed one) goes by TMA (or, without
+// it, cp.async) into MN-major tiles that wgmma reads with its transpose
+// immediate, so nothing transposes it; other layouts are transposed element
+// by element into K-major tiles.
 // Not done: tf32 wgmma for float32 (float32 takes mma.sync).
 import { itemsize } from '../../core/dtype.js';
 import type { DotKernel } from '../kernel-ir.js';
@@ -49,7 +50,8 @@ export function wgmma(k: DotKernel, p: DotParams, alignments: readonly number[],
   const { lhs: lhsLoad, rhs: rhsLoad } = producer.choice;
   const viaTma = (l: OperandLoad) => l === 'tma' || l === 'tma-mn';
   const generic = [lhsLoad, rhsLoad].filter((l) => !viaTma(l));
-  const allTma = generic.length === 0, asyncOnly = generic.length > 0 && generic.every((l) => l === 'cp.async');
+  const isAsync = (l: OperandLoad) => l === 'cp.async' || l === 'cp.async-mn';
+  const allTma = generic.length === 0, asyncOnly = generic.length > 0 && generic.every(isAsync);
   const tmaBytes = (viaTma(lhsLoad) ? A_BYTES : 0) + (viaTma(rhsLoad) ? B_BYTES : 0);
   // each TMA operand as a 3-d tensor (k, free, batch), k innermost, in boxes of 64 k x the tile's rows; an MN-major one
   // as (free, k, batch) in boxes of 64 free x 64 k (the 128-byte swizzle spans 64 16-bit elements), one per 64 rows
@@ -66,7 +68,8 @@ export function wgmma(k: DotKernel, p: DotParams, alignments: readonly number[],
   };
   if (viaTma(lhsLoad)) tensorMap('lhs', lhsFacts, BM, lhsLoad);
   if (viaTma(rhsLoad)) tensorMap('rhs', rhsFacts, BN, rhsLoad);
-  const tnspA = lhsLoad === 'tma-mn' ? 1 : 0, tnspB = rhsLoad === 'tma-mn' ? 1 : 0;
+  const mnMajor = (l: OperandLoad) => (l === 'tma-mn' || l === 'cp.async-mn' ? 1 : 0);
+  const tnspA = mnMajor(lhsLoad), tnspB = mnMajor(rhsLoad);
   const idx = indexType([B * M * N, M + BM, N + BN, K + BK, viewReach([B, M, K], p.lhs), viewReach([B, K, N], p.rhs), ...views.map((v) => viewReach([B, M, N], v))]);
   const mma = `jx_wgmma_m64n${BN}k16_${k.inputDtype === 'bfloat16' ? 'bf16' : 'f16'}`;
 
@@ -78,6 +81,19 @@ export function wgmma(k: DotKernel, p: DotParams, alignments: readonly number[],
     if (how === 'tma') return [`jx_tma_load_3d(${tile}, &tmap_${which}, &full[s], (int)k0, (int)${base}, bz);`];
     // MN-major: 64-row blocks 8192 bytes apart, each 64 k lines of 128 bytes (8-k groups 1024 apart)
     if (how === 'tma-mn') return Array.from({ length: rows / 64 }, (_, j) => `jx_tma_load_3d(${tile}${j ? ` + ${j * 8192}` : ''}, &tmap_${which}, &full[s], (int)${base}${j ? ` + ${j * 64}` : ''}, (int)k0, bz);`);
+    if (how === 'cp.async-mn') {
+      // 16-byte chunks of 8 along the free axis (consecutive threads along it), each k one 128-byte line of its 64-row atom
+      return [
+        `for (int q = x; q < ${(rows * BK) / 8}; q += 128) {`,
+        indent([
+          `const int c = q % ${rows / 8}, r = q / ${rows / 8};`,
+          `const jx_index f = ${base} + c * 8, kk = k0 + r;`,
+          `const int bytes = f < ${int(FREE)} && kk < ${int(K)} ? (int)min((jx_index)16, (${int(FREE)} - f) * ${E}) : 0;`,
+          `jx_cp_async_16(${tile} + (c >> 3) * 8192 + jx_swizzle128(r * 128 + (c & 7) * 16), bytes ? (const void *)(${ptr} + ${at('f', 'kk')}) : (const void *)${ptr}, bytes);`,
+        ], 2),
+        '}',
+      ];
+    }
     if (how === 'cp.async') {
       return [
         `for (int q = x; q < ${(rows * BK) / 8}; q += 128) {`,
@@ -124,7 +140,7 @@ export function wgmma(k: DotKernel, p: DotParams, alignments: readonly number[],
       ...(asyncOnly
         ? ['jx_cp_async_mbarrier_arrive(&full[s]); // once this thread\'s copies have landed: the next stage is issued meanwhile']
         : [
-          ...(generic.includes('cp.async') ? ['jx_cp_async_wait_all();'] : []),
+          ...(generic.some(isAsync) ? ['jx_cp_async_wait_all();'] : []),
           'jx_fence_proxy_async(); // this thread\'s shared-memory stores, visible to wgmma (the async proxy)',
           'jx_mbarrier_arrive(&full[s]);',
         ]),
@@ -215,7 +231,8 @@ export function wgmma(k: DotKernel, p: DotParams, alignments: readonly number[],
     ], 2),
     '}',
   ];
-  const how = (l: OperandLoad) => (l === 'tma' ? 'by TMA' : l === 'tma-mn' ? 'by TMA into MN-major tiles' : l === 'cp.async' ? 'k-contiguous rows by cp.async' : 'element by element into K-major tiles');
+  const how = (l: OperandLoad) => (l === 'tma' ? 'by TMA' : l === 'tma-mn' ? 'by TMA into MN-major tiles' : l === 'cp.async' ? 'k-contiguous rows by cp.async'
+    : l === 'cp.async-mn' ? 'by cp.async into MN-major tiles' : 'element by element into K-major tiles');
   return {
     buffers,
     ...(tensorMaps.length ? { tensorMaps } : {}),
