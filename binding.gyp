@@ -14,6 +14,7 @@
         "cuda/cuda_napi.c",
         "cuda/cuda_program.c",
         "cuda/cuda_runtime.c",
+        "cuda/cuda_tensor_map.c",
         "cuda/cuda_test_hooks.c"
       ],
       "cflags": [
@@ -44,7 +45,8 @@
         "cuda/emulator/fiber.cc",
         "cuda/emulator/graph.cc",
         "cuda/emulator/module.cc",
-        "cuda/emulator/nvrtc.cc"
+        "cuda/emulator/nvrtc.cc",
+        "cuda/emulator/tensor_map.cc"
       ],
       "cflags_cc": [
         "-O2",

@@ -8,6 +8,7 @@
 #ifndef JAXON_CUDA_API_H
 #define JAXON_CUDA_API_H
 #include <stddef.h>
+#include <stdint.h>
 
 #ifndef JAXON_CUDA_API_USE_TOOLKIT_TYPES
 typedef int CUdevice;
@@ -24,6 +25,12 @@ typedef struct CUkern_st *CUkernel;
 typedef struct CUarray_st *CUarray;
 typedef void (*CUhostFn)(void *userData);
 typedef struct _nvrtcProgram *nvrtcProgram;
+typedef uint32_t cuuint32_t;
+typedef uint64_t cuuint64_t;
+/* The TMA descriptor cuTensorMapEncodeTiled fills: 128 opaque bytes, at least 64-byte aligned (CUDA 13 aligns it to 128). */
+typedef struct CUtensorMap_st {
+  cuuint64_t opaque[16] __attribute__((aligned(128)));
+} CUtensorMap;
 #endif
 
 // name, value: every constant jaxon uses, grouped by the cuda.h enum it belongs to.
@@ -49,6 +56,7 @@ typedef struct _nvrtcProgram *nvrtcProgram;
   X(CUDA_ERROR_INVALID_ADDRESS_SPACE, 717)          \
   X(CUDA_ERROR_INVALID_PC, 718)                     \
   X(CUDA_ERROR_LAUNCH_FAILED, 719)                  \
+  X(CUDA_ERROR_NOT_SUPPORTED, 801)                  \
   X(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, 803)         \
   X(CUDA_ERROR_EXTERNAL_DEVICE, 911)
 
@@ -99,6 +107,40 @@ typedef struct _nvrtcProgram *nvrtcProgram;
   X(CU_EVENT_DEFAULT, 0x0)             \
   X(CU_EVENT_DISABLE_TIMING, 0x2)      \
   X(CU_MEMHOSTALLOC_PORTABLE, 0x01)
+
+// cuTensorMapEncodeTiled's enums (CUtensorMapDataType, CUtensorMapInterleave, CUtensorMapSwizzle,
+// CUtensorMapL2promotion, CUtensorMapFloatOOBfill): the values jaxon passes.
+#define JAXON_CU_TENSOR_MAP_DATA_TYPE_VALUES(X) \
+  X(CU_TENSOR_MAP_DATA_TYPE_UINT8, 0)           \
+  X(CU_TENSOR_MAP_DATA_TYPE_UINT16, 1)          \
+  X(CU_TENSOR_MAP_DATA_TYPE_UINT32, 2)          \
+  X(CU_TENSOR_MAP_DATA_TYPE_INT32, 3)           \
+  X(CU_TENSOR_MAP_DATA_TYPE_UINT64, 4)          \
+  X(CU_TENSOR_MAP_DATA_TYPE_INT64, 5)           \
+  X(CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 6)         \
+  X(CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 7)         \
+  X(CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 8)         \
+  X(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 9)        \
+  X(CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ, 10)    \
+  X(CU_TENSOR_MAP_DATA_TYPE_TFLOAT32, 11)       \
+  X(CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ, 12)
+#define JAXON_CU_TENSOR_MAP_INTERLEAVE_VALUES(X) \
+  X(CU_TENSOR_MAP_INTERLEAVE_NONE, 0)            \
+  X(CU_TENSOR_MAP_INTERLEAVE_16B, 1)             \
+  X(CU_TENSOR_MAP_INTERLEAVE_32B, 2)
+#define JAXON_CU_TENSOR_MAP_SWIZZLE_VALUES(X) \
+  X(CU_TENSOR_MAP_SWIZZLE_NONE, 0)            \
+  X(CU_TENSOR_MAP_SWIZZLE_32B, 1)             \
+  X(CU_TENSOR_MAP_SWIZZLE_64B, 2)             \
+  X(CU_TENSOR_MAP_SWIZZLE_128B, 3)
+#define JAXON_CU_TENSOR_MAP_L2_PROMOTION_VALUES(X) \
+  X(CU_TENSOR_MAP_L2_PROMOTION_NONE, 0)            \
+  X(CU_TENSOR_MAP_L2_PROMOTION_L2_64B, 1)          \
+  X(CU_TENSOR_MAP_L2_PROMOTION_L2_128B, 2)         \
+  X(CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 3)
+#define JAXON_CU_TENSOR_MAP_FLOAT_OOB_FILL_VALUES(X) \
+  X(CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE, 0)            \
+  X(CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA, 1)
 
 #define JAXON_NVRTC_RESULT_VALUES(X)          \
   X(NVRTC_SUCCESS, 0)                         \
@@ -167,6 +209,11 @@ typedef enum cudaError_enum { JAXON_CURESULT_VALUES(JAXON_ENUMERATOR) } CUresult
 typedef enum CUdevice_attribute_enum { JAXON_CU_DEVICE_ATTRIBUTE_VALUES(JAXON_ENUMERATOR) } CUdevice_attribute;
 typedef enum CUfunction_attribute_enum { JAXON_CU_FUNCTION_ATTRIBUTE_VALUES(JAXON_ENUMERATOR) } CUfunction_attribute;
 typedef enum CUmemorytype_enum { JAXON_CU_MEMORYTYPE_VALUES(JAXON_ENUMERATOR) } CUmemorytype;
+typedef enum CUtensorMapDataType_enum { JAXON_CU_TENSOR_MAP_DATA_TYPE_VALUES(JAXON_ENUMERATOR) } CUtensorMapDataType;
+typedef enum CUtensorMapInterleave_enum { JAXON_CU_TENSOR_MAP_INTERLEAVE_VALUES(JAXON_ENUMERATOR) } CUtensorMapInterleave;
+typedef enum CUtensorMapSwizzle_enum { JAXON_CU_TENSOR_MAP_SWIZZLE_VALUES(JAXON_ENUMERATOR) } CUtensorMapSwizzle;
+typedef enum CUtensorMapL2promotion_enum { JAXON_CU_TENSOR_MAP_L2_PROMOTION_VALUES(JAXON_ENUMERATOR) } CUtensorMapL2promotion;
+typedef enum CUtensorMapFloatOOBfill_enum { JAXON_CU_TENSOR_MAP_FLOAT_OOB_FILL_VALUES(JAXON_ENUMERATOR) } CUtensorMapFloatOOBfill;
 enum { JAXON_CU_FLAG_VALUES(JAXON_ENUMERATOR) };
 typedef enum { JAXON_NVRTC_RESULT_VALUES(JAXON_ENUMERATOR) } nvrtcResult;
 #undef JAXON_ENUMERATOR
@@ -220,7 +267,8 @@ typedef struct { JAXON_CUDA_MEMCPY3D_FIELDS(JAXON_FIELD) } CUDA_MEMCPY3D;
   X(CUresult, cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *userData))
 
 // Entry points jaxon does not need to run (timing, unloading, recovering a lost context, stream status, copies
-// between two pinned host buffers, which the unified address space lets cuMemcpyAsync do):
+// between two pinned host buffers, which the unified address space lets cuMemcpyAsync do; TMA descriptors, CUDA
+// 12+, without which the Hopper GEMM loads its tiles with cp.async):
 // resolved when the driver has them, NULL otherwise.
 #define JAXON_CUDA_OPTIONAL_FUNCTIONS(X)                                                                 \
   X(CUresult, cuEventElapsedTime, (float *pMilliseconds, CUevent hStart, CUevent hEnd))                  \
@@ -228,7 +276,13 @@ typedef struct { JAXON_CUDA_MEMCPY3D_FIELDS(JAXON_FIELD) } CUDA_MEMCPY3D;
   X(CUresult, cuDevicePrimaryCtxReset_v2, (CUdevice dev))                                                \
   X(CUresult, cuDevicePrimaryCtxRelease_v2, (CUdevice dev))                                              \
   X(CUresult, cuStreamQuery, (CUstream hStream))                                                         \
-  X(CUresult, cuMemcpyAsync, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream))
+  X(CUresult, cuMemcpyAsync, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream))            \
+  X(CUresult, cuTensorMapEncodeTiled, (CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType,                \
+                                       cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim,   \
+                                       const cuuint64_t *globalStrides, const cuuint32_t *boxDim,                 \
+                                       const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,        \
+                                       CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,            \
+                                       CUtensorMapFloatOOBfill oobFill))
 
 // CUDA graphs, built node by node from a program's ops (CUDA 12+: the _v2 kernel node): an optimization, so
 // without them programs replay op by op.

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cuda_runtime.h"
+#include "cuda_tensor_map.h"
 
 #define MAX_KERNEL_ARGS 256
 #define DEFAULT_DYNAMIC_SHARED (48 * 1024)
@@ -542,14 +543,16 @@ jaxon_cuda_device *jaxon_function_device(void *function) {
   return ((jaxon_cuda_function *)function)->device;
 }
 
-// cudaLaunch(function, grid, block, sharedMemBytes, buffers): one pointer argument per buffer, on the compute stream
+// cudaLaunch(function, grid, block, sharedMemBytes, buffers, tensorMaps?): one pointer argument per buffer, then
+// each tensor map encoded from its buffer's address (cuda_tensor_map.h), on the compute stream
 static napi_value launch(napi_env env, napi_callback_info info) {
-  napi_value argv[5];
+  napi_value argv[6];
   const char *fn = "cudaLaunch";
   uint32_t grid[3], block[3], count = 0;
   int32_t shared = 0;
   bool is_array = false;
-  if (!jaxon_args(env, info, fn, 5, 5, argv, NULL)) return NULL;
+  size_t argc = 0;
+  if (!jaxon_args(env, info, fn, 5, 6, argv, &argc)) return NULL;
   jaxon_cuda_function *f = jaxon_unwrap_handle(env, argv[0], JAXON_HANDLE_FUNCTION, fn, "function");
   if (!f || !jaxon_use_device(env, f->device) || !jaxon_get_u32_array(env, argv[1], fn, "grid", grid, 3) ||
       !jaxon_get_u32_array(env, argv[2], fn, "block", block, 3) ||
@@ -563,7 +566,11 @@ static napi_value launch(napi_env env, napi_callback_info info) {
   if (!jaxon_prepare_launch(env, f, grid, block, (uint32_t)shared, fn)) return NULL;
   jaxon_cuda_buffer *buffers[MAX_KERNEL_ARGS];
   CUdeviceptr pointers[MAX_KERNEL_ARGS];
-  void *params[MAX_KERNEL_ARGS];
+  void *params[MAX_KERNEL_ARGS + JAXON_MAX_TENSOR_MAPS];
+  jaxon_tensor_map_spec specs[JAXON_MAX_TENSOR_MAPS];
+  CUtensorMap maps[JAXON_MAX_TENSOR_MAPS];
+  uint32_t num_maps = 0;
+  if (!jaxon_read_tensor_maps(env, argc > 5 ? argv[5] : NULL, fn, count, specs, &num_maps)) return NULL;
   for (uint32_t i = 0; i < count; i++) {
     napi_value element;
     char arg[32];
@@ -582,9 +589,15 @@ static napi_value launch(napi_env env, napi_callback_info info) {
     pointers[i] = buffers[i]->address;
     params[i] = &pointers[i];
   }
+  for (uint32_t m = 0; m < num_maps; m++) {
+    char call[600];
+    CUresult encoded = jaxon_encode_tensor_map(&specs[m], pointers[specs[m].arg], &maps[m], call, sizeof call);
+    if (encoded != CUDA_SUCCESS) return jaxon_cuda_throw(env, call, encoded), NULL;
+    params[count + m] = &maps[m];
+  }
   CUresult result = jaxon_cu->cuLaunchKernel(f->function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                                              (unsigned)shared, f->device->streams[JAXON_STREAM_COMPUTE],
-                                             count ? params : NULL, NULL);
+                                             count + num_maps ? params : NULL, NULL);
   if (result != CUDA_SUCCESS) {
     char call[400];
     snprintf(call, sizeof call, "cuLaunchKernel(%s, grid [%u,%u,%u], block [%u,%u,%u], %d bytes shared)", f->name,

@@ -317,7 +317,7 @@ const jaxon_nvrtc *jaxon_nvrtc_load(const char **reason) {
 }
 
 // cudaProbe() -> { available, reason, library, driverVersion, deviceCount, nvrtcLibrary, nvrtcVersion,
-//                  nvrtcArchs, graphs, graphUpdates, contextReset }: whether jaxon can run on CUDA here, and why
+//                  nvrtcArchs, graphs, graphUpdates, contextReset, tensorMaps }: whether jaxon can run on CUDA here, and why
 //                  not in one line.
 static napi_value cuda_probe(napi_env env, napi_callback_info info) {
   const char *driver_why = NULL, *nvrtc_why = NULL;
@@ -356,6 +356,8 @@ static napi_value cuda_probe(napi_env env, napi_callback_info info) {
   JAXON_CHECK(env, napi_set_named_property(env, result, "graphUpdates", value));
   JAXON_CHECK(env, napi_get_boolean(env, cu && cu->cuDevicePrimaryCtxReset_v2, &value));
   JAXON_CHECK(env, napi_set_named_property(env, result, "contextReset", value));
+  JAXON_CHECK(env, napi_get_boolean(env, cu && cu->cuTensorMapEncodeTiled, &value));
+  JAXON_CHECK(env, napi_set_named_property(env, result, "tensorMaps", value));
   return result;
 }
 

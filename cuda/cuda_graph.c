@@ -15,19 +15,18 @@
 // graphs, and a program's op list is exactly what explicit building needs.
 // When the driver refuses an update (an operand moved to another kind of
 // memory, a driver with other limits), the graph is built and instantiated
-// again.
+// again. A kernel's tensor-map parameters (TMA descriptors) hold its
+// operands' addresses, and a kernel node keeps a copy of its parameters, so
+// they follow the same path: a launch whose pointers moved gets its maps
+// encoded again and its node updated with them; no node keeps a stale map.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cuda_program.h"
 
-static void kernel_params(const jaxon_program *p, const program_op *o, const CUdeviceptr *bases, CUdeviceptr *pointers,
-                          void **params, CUDA_KERNEL_NODE_PARAMS *out) {
-  uint32_t n = o->num_args < 256 ? o->num_args : 256;
-  for (uint32_t a = 0; a < n; a++) {
-    pointers[a] = jaxon_program_resolve(&p->args[o->first_arg + a], bases);
-    params[a] = &pointers[a];
-  }
+static CUresult kernel_params(const jaxon_program *p, const program_op *o, const CUdeviceptr *bases, CUdeviceptr *pointers,
+                              CUtensorMap *maps, void **params, CUDA_KERNEL_NODE_PARAMS *out, char *call, size_t call_size) {
+  CUresult result = jaxon_program_launch_params(p, o, bases, pointers, maps, params, call, call_size);
   memset(out, 0, sizeof *out);
   out->func = jaxon_function_handle(o->function);
   out->gridDimX = o->grid[0];
@@ -37,7 +36,8 @@ static void kernel_params(const jaxon_program *p, const program_op *o, const CUd
   out->blockDimY = o->block[1];
   out->blockDimZ = o->block[2];
   out->sharedMemBytes = o->shared;
-  out->kernelParams = n ? params : NULL;
+  out->kernelParams = o->num_args + o->num_maps ? params : NULL;
+  return result;
 }
 
 static void copy_params(const program_op *o, const CUdeviceptr *bases, const int *slot_host, CUDA_MEMCPY3D *out) {
@@ -94,7 +94,8 @@ static CUresult add_nodes(jaxon_program *p, CUgraph graph, const CUdeviceptr *ba
   for (size_t i = 0; fronts && storage && i < sets; i++) fronts[i].nodes = storage + i * ((size_t)p->num_ops + 1);
   frontier *streams = fronts, *events = fronts ? fronts + JAXON_STREAM_COUNT : NULL;
   CUdeviceptr pointers[256];
-  void *params[256];
+  CUtensorMap maps[JAXON_MAX_TENSOR_MAPS];
+  void *params[256 + JAXON_MAX_TENSOR_MAPS];
   for (uint32_t i = 0; i < p->num_ops && result == CUDA_SUCCESS; i++) {
     const program_op *o = &p->ops[i];
     frontier *s = &streams[o->stream];
@@ -103,7 +104,7 @@ static CUresult add_nodes(jaxon_program *p, CUgraph graph, const CUdeviceptr *ba
     switch (o->kind) {
       case OP_LAUNCH: {
         CUDA_KERNEL_NODE_PARAMS kp;
-        kernel_params(p, o, bases, pointers, params, &kp);
+        if ((result = kernel_params(p, o, bases, pointers, maps, params, &kp, call, call_size)) != CUDA_SUCCESS) break;
         snprintf(call, call_size, "cuGraphAddKernelNode_v2(%s) for ops[%u]", jaxon_function_name(o->function), i);
         result = jaxon_cu->cuGraphAddKernelNode_v2(&node, graph, s->nodes, s->count, &kp);
         break;
@@ -176,7 +177,8 @@ int jaxon_graph_update(jaxon_program *p, const CUdeviceptr *bases, const int *sl
 #define MOVED(ref) (old[(ref).slot + 1] != bases[(ref).slot + 1] || \
                     ((ref).slot >= 0 && p->graph_slot_host[(ref).slot] != slot_host[(ref).slot]))
   CUdeviceptr pointers[256];
-  void *params[256];
+  CUtensorMap maps[JAXON_MAX_TENSOR_MAPS];
+  void *params[256 + JAXON_MAX_TENSOR_MAPS];
   CUresult result = CUDA_SUCCESS;
   for (uint32_t i = 0; i < p->num_ops && result == CUDA_SUCCESS; i++) {
     const program_op *o = &p->ops[i];
@@ -185,8 +187,10 @@ int jaxon_graph_update(jaxon_program *p, const CUdeviceptr *bases, const int *sl
     if (o->kind == OP_LAUNCH) {
       for (uint32_t a = 0; a < o->num_args && !moved; a++) moved = MOVED(p->args[o->first_arg + a]);
       if (!moved) continue;
+      // the node's tensor maps are encoded again from the moved pointers (a map holds its tensor's address)
       CUDA_KERNEL_NODE_PARAMS kp;
-      kernel_params(p, o, bases, pointers, params, &kp);
+      char call[400];
+      if ((result = kernel_params(p, o, bases, pointers, maps, params, &kp, call, sizeof call)) != CUDA_SUCCESS) break;
       result = jaxon_cu->cuGraphExecKernelNodeSetParams_v2(p->exec, p->nodes[i], &kp);
     } else if (o->kind == OP_COPY) {
       if (!MOVED(o->src) && !MOVED(o->dst)) continue;

@@ -42,6 +42,7 @@ static void destroy_program(jaxon_program *p) {
   free(p->timing);
   free(p->ops);
   free(p->args);
+  free(p->maps);
   free(p->slot_bytes);
   free(p->slot_streams);
   free(p->events);
@@ -159,6 +160,20 @@ static int read_op(napi_env env, jaxon_program *p, napi_value op, uint32_t index
       note_stream(p, &p->args[*num_args + a], JAXON_STREAM_COMPUTE);
     }
     *num_args += count;
+    jaxon_tensor_map_spec specs[JAXON_MAX_TENSOR_MAPS];
+    napi_value maps = NULL;
+    uint32_t num_maps = 0;
+    if (get_property(env, op, "tensorMaps", &value)) maps = value;
+    if (!jaxon_read_tensor_maps(env, maps, "cudaProgramCreate", count, specs, &num_maps)) return 0;
+    o->first_map = p->num_maps;
+    o->num_maps = num_maps;
+    if (num_maps) {
+      jaxon_tensor_map_spec *more = realloc(p->maps, (size_t)(p->num_maps + num_maps) * sizeof *more);
+      if (!more) return fail(env, index, "out of host memory");
+      p->maps = more;
+      memcpy(p->maps + p->num_maps, specs, num_maps * sizeof *specs);
+      p->num_maps += num_maps;
+    }
     return 1;
   }
   if (!strcmp(kind, "copy") || !strcmp(kind, "memset")) {
@@ -269,12 +284,29 @@ failed:
   return NULL;
 }
 
+CUresult jaxon_program_launch_params(const jaxon_program *p, const program_op *o, const CUdeviceptr *bases,
+                                     CUdeviceptr *pointers, CUtensorMap *maps, void **params, char *call, size_t call_size) {
+  uint32_t n = o->num_args < 256 ? o->num_args : 256;
+  for (uint32_t a = 0; a < n; a++) {
+    pointers[a] = jaxon_program_resolve(&p->args[o->first_arg + a], bases);
+    params[a] = &pointers[a];
+  }
+  for (uint32_t m = 0; m < o->num_maps; m++) {
+    const jaxon_tensor_map_spec *spec = &p->maps[o->first_map + m];
+    CUresult result = jaxon_encode_tensor_map(spec, pointers[spec->arg], &maps[m], call, call_size);
+    if (result != CUDA_SUCCESS) return result;
+    params[n + m] = &maps[m];
+  }
+  return CUDA_SUCCESS;
+}
+
 // Queues every op; `bases[0]` is the arena, `bases[1 + i]` slot i. Returns a CUresult and the failing call.
 static CUresult replay(jaxon_program *p, const CUdeviceptr *bases, const int *slot_host, const program_timing *timing,
                        char *call, size_t call_size) {
   jaxon_cuda_device *d = p->device;
   CUdeviceptr pointers[256];
-  void *params[256];
+  CUtensorMap maps[JAXON_MAX_TENSOR_MAPS];
+  void *params[256 + JAXON_MAX_TENSOR_MAPS];
   CUresult result = CUDA_SUCCESS;
   for (uint32_t i = 0; i < p->num_ops && result == CUDA_SUCCESS; i++) {
     const program_op *o = &p->ops[i];
@@ -286,14 +318,10 @@ static CUresult replay(jaxon_program *p, const CUdeviceptr *bases, const int *sl
     }
     switch (o->kind) {
       case OP_LAUNCH: {
-        uint32_t n = o->num_args < 256 ? o->num_args : 256;
-        for (uint32_t a = 0; a < n; a++) {
-          pointers[a] = jaxon_program_resolve(&p->args[o->first_arg + a], bases);
-          params[a] = &pointers[a];
-        }
+        if ((result = jaxon_program_launch_params(p, o, bases, pointers, maps, params, call, call_size)) != CUDA_SUCCESS) break;
         result = jaxon_cu->cuLaunchKernel(jaxon_function_handle(o->function), o->grid[0], o->grid[1], o->grid[2],
                                           o->block[0], o->block[1], o->block[2], o->shared, stream,
-                                          n ? params : NULL, NULL);
+                                          o->num_args + o->num_maps ? params : NULL, NULL);
         if (result != CUDA_SUCCESS)
           snprintf(call, call_size, "cuLaunchKernel(%s) in ops[%u]", jaxon_function_name(o->function), i);
         break;

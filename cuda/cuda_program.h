@@ -5,6 +5,7 @@
 #ifndef JAXON_CUDA_PROGRAM_H
 #define JAXON_CUDA_PROGRAM_H
 #include "cuda_runtime.h"
+#include "cuda_tensor_map.h"
 
 enum { OP_LAUNCH, OP_COPY, OP_MEMSET, OP_RECORD, OP_WAIT };
 
@@ -18,6 +19,7 @@ typedef struct {
   void *function;
   uint32_t grid[3], block[3], shared;
   uint32_t first_arg, num_args;
+  uint32_t first_map, num_maps; /* tensor-map parameters after the pointers (cuda_tensor_map.h) */
   program_ref dst, src;
   uint64_t bytes;
   int value, event;
@@ -29,6 +31,8 @@ typedef struct {
   program_op *ops;
   uint32_t num_ops;
   program_ref *args;
+  jaxon_tensor_map_spec *maps;
+  uint32_t num_maps;
   uint32_t num_slots;
   uint64_t *slot_bytes;
   unsigned *slot_streams; /* bit s: stream s touches the slot */
@@ -54,6 +58,12 @@ typedef struct {
 static inline CUdeviceptr jaxon_program_resolve(const program_ref *ref, const CUdeviceptr *bases) {
   return bases[ref->slot + 1] + ref->offset;
 }
+
+/* A launch's kernel parameters for these bases: its pointers, then its tensor maps encoded from them (so a run
+   with moved pointers re-encodes them: graphs update their kernel nodes with the new maps). params must hold
+   num_args + num_maps entries. On a failed encoding, `call` says which. */
+CUresult jaxon_program_launch_params(const jaxon_program *p, const program_op *o, const CUdeviceptr *bases,
+                                     CUdeviceptr *pointers, CUtensorMap *maps, void **params, char *call, size_t call_size);
 
 /* Builds the program's graph for these bases and instantiates it (graph_captures + 1); 0 when the driver
    refuses, with graphs turned off for the program and graph_off_reason saying why. */

@@ -6,12 +6,15 @@
 // at Precision.HIGHEST (3xTF32: float32 accuracy), bfloat16 and float16
 // (products exact, f32 sums, the result rounded to 16 bits), split-K,
 // batched and strided dot_generals, the epilogues fusion gives a dot
-// (tanh(x @ w + b) in one kernel, the MLP backward pass), and JAXON_GEMM.
+// (tanh(x @ w + b) in one kernel, the MLP backward pass), and JAXON_GEMM;
+// the Hopper kernel with its TMA producer and with the cp.async fallback
+// (JAXON_WGMMA_TMA=0) on shapes of 1, 7, 129, 1000 and 4097.
 // Each element's bound is scaled by sum_k |a||b| (the magnitude the rounding
 // of products and sums is relative to), so a dropped tile or a wrong
 // fragment is off by whole products and cannot pass.
 import test from 'ava';
 import * as jax from '../lib/index.js';
+import type { CudaExecutable } from '../lib/runtime/cuda-executable.js';
 
 const jnp = jax.numpy;
 const lax = jax.lax;
@@ -97,9 +100,27 @@ for (const kind of ['float32', 'float32-highest', 'bfloat16', 'float16'] as cons
   });
 }
 
-(onCuda ? test : test.skip)('JAXON_GEMM=wgmma: Hopper\'s warp-specialized wgmma kernel on odd shapes in every layout, batched, with an epilogue', (t) => {
+/** Runs `body` with the environment variables set (undefined: unset), restoring them afterwards. */
+function withEnv(vars: Record<string, string | undefined>, body: () => void): void {
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  const set = (values: Record<string, string | undefined>) => {
+    for (const [k, v] of Object.entries(values)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+  set(vars);
+  try {
+    body();
+  } finally {
+    set(saved);
+  }
+}
+
+(onCuda ? test : test.skip)('JAXON_GEMM=wgmma (TMA off): Hopper\'s warp-specialized wgmma kernel on odd shapes in every layout, batched, with an epilogue', (t) => {
   const saved = process.env['JAXON_GEMM'];
   process.env['JAXON_GEMM'] = 'wgmma';
+  process.env['JAXON_WGMMA_TMA'] = '0';
   try {
     const paths = new Set<string>();
     for (const kind of ['bfloat16', 'float16'] as const) {
@@ -129,11 +150,92 @@ for (const kind of ['float32', 'float32-highest', 'bfloat16', 'float16'] as cons
     t.is(compare(batched, many, batched, 'bfloat16', 20), null, '140 batch elements on 132 blocks');
     // float32 stays on mma.sync, and says why
     t.regex(strategies((p: jax.Array, q: jax.Array) => jnp.matmul(p, q), [operand([8, 8], 1, 'float32'), operand([8, 8], 2, 'float32')]).join('\n'), /JAXON_GEMM=wgmma, but the wgmma kernel takes bfloat16 and float16/);
+    t.notRegex(all, /by TMA/, 'JAXON_WGMMA_TMA=0 takes the cp.async producer');
     t.log(all);
   } finally {
+    delete process.env['JAXON_WGMMA_TMA'];
     if (saved === undefined) delete process.env['JAXON_GEMM'];
     else process.env['JAXON_GEMM'] = saved;
   }
+});
+
+/** [M, K, N] for the TMA producer: M and N of 1, 7, 129, 1000 and 4097 (the boxes' zero fill at every edge), K a multiple of 8 (16-byte rows) except 4097 (no tensor map: cp.async or element loads). */
+const TMA_SHAPES: [number, number, number][] = [[1, 8, 1], [7, 64, 7], [129, 136, 129], [1000, 1000, 7], [4097, 16, 24], [7, 4097, 9], [130, 200, 1000]];
+
+for (const tma of ['1', '0'] as const) {
+  (onCuda ? test : test.skip)(`JAXON_GEMM=wgmma, ${tma === '1' ? 'TMA producer (MN-major tiles for transposed operands)' : 'cp.async producer (JAXON_WGMMA_TMA=0)'}: odd shapes 1, 7, 129, 1000, 4097 in bfloat16 and float16, k- and m/n-contiguous operands, against the CPU`, (t) => {
+    withEnv({ JAXON_GEMM: 'wgmma', JAXON_WGMMA_TMA: tma }, () => {
+      const producers = new Set<string>();
+      for (const kind of ['bfloat16', 'float16'] as const) {
+        TMA_SHAPES.forEach(([M, K, N], s) => {
+          // NT: both operands k-contiguous (TMA's layout); every third shape also in another layout (transposed operands)
+          for (const layout of s % 3 === 0 ? ['NT', LAYOUTS[(s / 3 + (kind === 'float16' ? 1 : 0)) % 4]!] : ['NT']) {
+            const a = operand(layout[0] === 'T' ? [K, M] : [M, K], 11 * s + 3, kind);
+            const b = operand(layout[1] === 'T' ? [N, K] : [K, N], 11 * s + 4, kind);
+            const product = (x: jax.Array, y: jax.Array) => lax.dotGeneral(x, y, [[[layout[0] === 'T' ? 0 : 1], [layout[1] === 'T' ? 1 : 0]], [[], []]]);
+            const kernels = jax.jit(product).lower(a, b, { platform: 'cuda' }).compile().kernels().filter((k) => k.name.startsWith('dot'));
+            for (const k of kernels) producers.add(k.source.split('\n').find((l) => l.startsWith('// decision wgmma producer')) ?? 'none');
+            t.is(compare(product, [a, b], product, kind, K), null, `${kind} [${M},${K}] x [${K},${N}] ${layout}`);
+          }
+        });
+        // transposed operands with 16-byte strides: m- or n-contiguous, straight into MN-major tiles by TMA
+        for (const [M, K, N, layout] of [[136, 64, 200, 'TN'], [200, 96, 1000, 'NN'], [72, 130, 7, 'TT']] as const) {
+          const a = operand(layout[0] === 'T' ? [K, M] : [M, K], M + 1, kind);
+          const b = operand(layout[1] === 'T' ? [N, K] : [K, N], N + 2, kind);
+          const product = (x: jax.Array, y: jax.Array) => lax.dotGeneral(x, y, [[[layout[0] === 'T' ? 0 : 1], [layout[1] === 'T' ? 1 : 0]], [[], []]]);
+          const kernels = jax.jit(product).lower(a, b, { platform: 'cuda' }).compile().kernels().filter((k) => k.name.startsWith('dot'));
+          for (const k of kernels) producers.add(k.source.split('\n').find((l) => l.startsWith('// decision wgmma producer')) ?? 'none');
+          t.is(compare(product, [a, b], product, kind, K), null, `${kind} [${M},${K}] x [${K},${N}] ${layout}`);
+        }
+      }
+      const all = [...producers].join('\n');
+      if (tma === '1') {
+        t.regex(all, /decision wgmma producer: lhs by TMA \(cp\.async\.bulk\.tensor, tensor map\), rhs by TMA/, 'both operands by TMA');
+        t.regex(all, /lhs k-contiguous rows by cp\.async|lhs by cp\.async rows|lhs element by element/, 'K = 4097 (rows of 8194 bytes): no tensor map');
+        t.regex(all, /lhs by TMA into MN-major tiles \(transposed wgmma operand\)/, 'an m-contiguous lhs by TMA, untransposed');
+        t.regex(all, /rhs by TMA into MN-major tiles \(transposed wgmma operand\)/, 'an n-contiguous rhs by TMA, untransposed');
+      } else {
+        t.notRegex(all, /by TMA/);
+        t.regex(all, /JAXON_WGMMA_TMA=0/);
+        t.regex(all, /lhs by cp\.async rows, rhs by cp\.async rows/);
+        t.regex(all, /lhs by cp\.async into MN-major tiles \(transposed wgmma operand\)/, 'an m-contiguous lhs by cp.async, untransposed');
+        t.regex(all, /rhs by cp\.async into MN-major tiles \(transposed wgmma operand\)/, 'an n-contiguous rhs by cp.async, untransposed');
+      }
+      t.log(all);
+    });
+  });
+}
+
+(onCuda ? test : test.skip)('JAXON_GEMM=wgmma with TMA: a fused tanh(x @ w + b) stays one kernel; a second call with other arrays re-encodes the tensor maps (graph update)', (t) => {
+  withEnv({ JAXON_GEMM: 'wgmma', JAXON_WGMMA_TMA: undefined }, () => {
+    const layer = (xx: jax.Array, ww: jax.Array, bb: jax.Array) => jnp.tanh(jnp.add(lax.dotGeneral(xx, ww, [[[1], [1]], [[], []]]), bb));
+    const x = operand([200, 96], 21, 'bfloat16'), w = operand([72, 96], 22, 'bfloat16'), bias = operand([72], 23, 'bfloat16');
+    const kernels = jax.jit(layer).lower(x, w, bias, { platform: 'cuda' }).compile().kernels();
+    t.is(kernels.length, 1, kernels.map((k) => k.name).join(', '));
+    t.regex(kernels[0]!.source, /Hopper GEMM .*lhs by TMA, rhs by TMA.*fused epilogue/);
+    t.regex(kernels[0]!.source, /const __grid_constant__ jx_tensor_map tmap_lhs, const __grid_constant__ jx_tensor_map tmap_rhs\)/);
+    const f = jax.jit(layer);
+    const first = f(x, w, bias).astype('float32').dataSync();
+    // other operands at other addresses: a graph replaying the first call's tensor maps would read the old ones
+    const x2 = operand([200, 96], 24, 'bfloat16'), w2 = operand([72, 96], 25, 'bfloat16');
+    const second = f(x2, w2, bias).astype('float32').dataSync();
+    const cpuLayer = jax.jit(layer);
+    const [cx, cw, cb, cx2, cw2] = [x, w, bias, x2, w2].map((a) => jax.devicePut(a, cpu)) as jax.Array[];
+    const want1 = cpuLayer(cx!, cw!, cb!).astype('float32').dataSync(), want2 = cpuLayer(cx2!, cw2!, cb!).astype('float32').dataSync();
+    const worst = (got: ArrayLike<number>, want: ArrayLike<number>) => Math.max(...Array.from(want, (v, i) => Math.abs(v - got[i]!)));
+    t.true(worst(first, want1) < 2 ** -6, `first call: ${worst(first, want1)}`);
+    t.true(worst(second, want2) < 2 ** -6, `second call (new addresses): ${worst(second, want2)}`);
+    const stats = (f.executable(x, w, bias) as unknown as CudaExecutable).programStats();
+    const sum = (key: 'graphLaunches' | 'graphUpdates') => stats.reduce((n: number, st) => n + st[key], 0);
+    t.is(sum('graphLaunches'), 2, 'both calls ran as a graph');
+    t.true(sum('graphUpdates') >= 1, 'the second updated its kernel node (the tensor maps with it)');
+    // eagerly (one launch through cudaLaunch, its tensor maps encoded there)
+    const eager = lax.dotGeneral(x2, w2, [[[1], [1]], [[], []]]).astype('float32').dataSync();
+    const eagerWant = lax.dotGeneral(cx2!, cw2!, [[[1], [1]], [[], []]]).astype('float32').dataSync();
+    // both round the f32 sums to bfloat16: at most one ulp apart (2^-7 relative)
+    const off = Array.from(eagerWant).findIndex((v, i) => !(Math.abs(eager[i]! - v) <= 2 ** -7 * Math.abs(v) + 2 ** -20));
+    t.is(off, -1, `eager dot_general: element ${off}: ${eager[off]}, CPU ${eagerWant[off]}`);
+  });
 });
 
 (onCuda ? test : test.skip)('a 4097-long K (split over blocks) and a 4097-long M', (t) => {

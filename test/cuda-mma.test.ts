@@ -12,6 +12,7 @@
 // cvt.rna.tf32.f32 rounds to nearest with ties away from zero. On jaxon's
 // emulated GPU this checks the emulation; on a GPU, the ISA itself.
 import test from 'ava';
+import { execFileSync } from 'node:child_process';
 import { cudaAvailability, createCudaDevice, type CudaDevice } from '../lib/runtime/cuda.js';
 import type { CudaKernelSource } from '../lib/compiler/render/cuda.js';
 import { native } from '../lib/runtime/native.js';
@@ -350,3 +351,215 @@ for (const [n, kind] of [[128, 'bf16'], [64, 'f16']] as const) {
   t.deepEqual(got.slice(32, 64), Array.from(src.subarray(32, 64)), 'round 1: the copies');
   t.deepEqual(got.slice(200, 202), [1, 0], 'try_wait.parity on a fresh barrier');
 });
+
+// ---- Hopper: TMA (cp.async.bulk.tensor through a tensor map the launch encodes), expect_tx ----
+
+/**
+ * Where the PTX ISA's 128-byte swizzle puts byte `offset` of a box written densely from a 1024-byte aligned
+ * address: in 128-byte line L, the 16-byte chunk c moves to chunk c XOR (L mod 8); without swizzle, in place.
+ */
+function swizzledOffset(offset: number, swizzle: 0 | 3): number {
+  if (swizzle === 0) return offset;
+  const line = Math.floor(offset / 128), chunk = Math.floor((offset % 128) / 16);
+  return line * 128 + (chunk ^ (line % 8)) * 16 + (offset % 16);
+}
+
+for (const [swizzle, rank] of [[3, 3], [0, 2]] as const) {
+  (onCuda ? test : test.skip)(`TMA: a ${rank}-d box at odd coordinates lands ${swizzle ? '128B-swizzled (chunk ^ line % 8)' : 'unswizzled'}, zeros outside the tensor, its bytes completing on the mbarrier`, (t) => {
+    const device = createCudaDevice(0);
+    // a bfloat16-sized tensor [2][37][80 (72 used)]: rows of 160 bytes, batches of 37 rows; element values unique, nonzero
+    const [K, F, Bn, rowElems] = [72, 37, 2, 80];
+    const tensor = new Uint16Array(Bn * F * rowElems);
+    for (let b = 0; b < Bn; b++) for (let f = 0; f < F; f++) for (let k = 0; k < rowElems; k++) tensor[(b * F + f) * rowElems + k] = 1 + ((b * F + f) * K + k) % 65000;
+    const box = rank === 3 ? [64, 40, 1] : [24, 8];
+    const at = rank === 3 ? [40, -3, 1] : [56, 33]; // k past K, rows before 0 (3-d); k and rows past the ends (2-d)
+    const boxBytes = box.reduce((a, b) => a * b, 1) * 2;
+    const map = { arg: 1, dataType: 9, dims: rank === 3 ? [K, F, Bn] : [K, F], strides: rank === 3 ? [rowElems * 2, F * rowElems * 2] : [rowElems * 2], box, swizzle };
+    const load = rank === 3 ? `jx_tma_load_3d(smem, &map, bar, ${at.join(', ')})` : `jx_tma_load_2d(smem, &map, bar, ${at.join(', ')})`;
+    const source: CudaKernelSource = {
+      name: `jaxon_test_tma_${rank}d_${swizzle}`,
+      source: `${PRELUDE}extern "C" __global__ void __launch_bounds__(32) jaxon_test_tma_${rank}d_${swizzle}(jx_u16 *out, const jx_u16 *tensor, const __grid_constant__ jx_tensor_map map) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  jx_u64 *bar = (jx_u64 *)(smem + ${Math.ceil(boxBytes / 1024) * 1024});
+  for (int i = threadIdx.x; i < ${boxBytes / 2}; i += 32) ((jx_u16 *)smem)[i] = 0xabcd;
+  jx_fence_proxy_async();
+  __syncwarp();
+  if (threadIdx.x == 0) {
+    jx_mbarrier_init(bar, 1);
+    jx_fence_mbarrier_init();
+    jx_mbarrier_arrive_expect_tx(bar, ${boxBytes});
+    out[${boxBytes / 2}] = jx_mbarrier_try_wait(bar, 0) ? 1 : 0;  // arrived, but the bytes have not landed
+    ${load};
+  }
+  __syncwarp();
+  jx_mbarrier_wait(bar, 0);
+  for (int i = threadIdx.x; i < ${boxBytes / 2}; i += 32) out[i] = ((const jx_u16 *)smem)[i];
+}
+`,
+      grid: [1, 1, 1], block: [32, 1, 1], sharedMemBytes: Math.ceil(boxBytes / 1024) * 1024 + 64,
+    };
+    const fn = device.backend.loadKernelsSync([source]).get(source.source)!;
+    const out = device.backend.fromHost(new Uint8Array(boxBytes + 16));
+    const input = device.backend.fromHost(new Uint8Array(tensor.buffer));
+    native().cudaLaunch(fn, source.grid, source.block, source.sharedMemBytes, [out.handle, input.handle], [map]);
+    const got = new Uint16Array(device.backend.toHostSync(out).buffer);
+    device.backend.free(out);
+    device.backend.free(input);
+    const wrong: string[] = [];
+    const count = boxBytes / 2;
+    for (let i = 0; i < count; i++) {
+      // box element i: k = at[0] + i % box[0], row = at[1] + (i / box[0]) % box[1], batch = at[2] + ...
+      const k = at[0]! + (i % box[0]!), row = at[1]! + (Math.floor(i / box[0]!) % box[1]!), b = rank === 3 ? at[2]! + Math.floor(i / (box[0]! * box[1]!)) : 0;
+      const inside = k >= 0 && k < K && row >= 0 && row < F && b >= 0 && b < Bn;
+      const want = inside ? tensor[(b * F + row) * rowElems + k]! : 0;
+      const place = swizzledOffset(2 * i, swizzle) / 2;
+      if (got[place] !== want) wrong.push(`box element ${i} (k ${k}, row ${row}, batch ${b}) at shared element ${place}: ${got[place]}, expected ${want}`);
+    }
+    t.deepEqual(wrong.slice(0, 8), [], `${wrong.length} wrong`);
+    t.is(got[count], 0, 'the phase waits for the transaction bytes, not only the arrival');
+  });
+}
+
+(onCuda ? test : test.skip)('cuTensorMapEncodeTiled refuses what the driver documents: strides not multiples of 16, boxes over 256 or wider than the swizzle, zero sizes', (t) => {
+  const device = createCudaDevice(0);
+  const source: CudaKernelSource = {
+    name: 'jaxon_test_tma_encode',
+    source: `${PRELUDE}extern "C" __global__ void __launch_bounds__(32) jaxon_test_tma_encode(jx_u16 *out, const jx_u16 *tensor, const __grid_constant__ jx_tensor_map map) { out[threadIdx.x] = tensor[threadIdx.x]; }\n`,
+    grid: [1, 1, 1], block: [32, 1, 1], sharedMemBytes: 0,
+  };
+  const fn = device.backend.loadKernelsSync([source]).get(source.source)!;
+  const out = device.backend.fromHost(new Uint8Array(64));
+  const input = device.backend.fromHost(new Uint8Array(64 * 1024));
+  const good = { arg: 1, dataType: 9, dims: [64, 100], strides: [128], box: [64, 128], swizzle: 3 };
+  const launch = (map: object) => native().cudaLaunch(fn, source.grid, source.block, 0, [out.handle, input.handle], [map as typeof good]);
+  t.notThrows(() => launch(good));
+  const refused: [string, object, RegExp][] = [
+    ['a stride not a multiple of 16', { ...good, strides: [136] }, /byte strides \[136\]/],
+    ['a box over 256', { ...good, box: [64, 257] }, /box \[64,257\]/],
+    ['an inner box of 256 bytes under the 128B swizzle', { ...good, dims: [128, 100], strides: [256], box: [128, 8] }, /box \[128,8\], swizzle 3/],
+    ['an inner box of 8 bytes (not a multiple of 16)', { ...good, box: [4, 8], swizzle: 0 }, /box \[4,8\], swizzle 0/],
+    ['a zero size', { ...good, dims: [64, 0] }, /dims \[64,0\]/],
+  ];
+  for (const [what, map, values] of refused) {
+    const error = t.throws(() => launch(map), undefined, what);
+    t.regex(error?.message ?? '', /^jaxon cuda: cuTensorMapEncodeTiled\(address 0x[0-9a-f]+, data type 9, .*\) failed: CUDA_ERROR_INVALID_VALUE/, what);
+    t.regex(error?.message ?? '', values, what);
+  }
+  t.throws(() => launch({ ...good, arg: 2 }), { message: /cudaLaunch: tensorMaps\[0\]: arg must index one of the launch's buffer arguments/ });
+  t.throws(() => launch({ ...good, dataType: 13 }), { message: /tensorMaps\[0\]: dataType must be a CUtensorMapDataType/ });
+  t.throws(() => launch({ ...good, strides: [] }), { message: /tensorMaps\[0\]: strides must be rank - 1 byte strides/ });
+  device.backend.toHostSync(out);
+  device.backend.free(out);
+  device.backend.free(input);
+});
+
+/** Runs a one-block TMA kernel in a child process on the emulated GPU (its failure ends the context); what it printed. */
+function runTmaChild(name: string, body: string): string {
+  const dist = new URL('../lib/', import.meta.url).pathname;
+  const source = `${PRELUDE}extern "C" __global__ void ${name}(jx_u16 *out, const jx_u16 *tensor, const __grid_constant__ jx_tensor_map map) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  jx_u64 *bar = (jx_u64 *)(smem + 16384);
+${body}
+}`;
+  const script = `
+    const { createCudaDevice } = await import(${JSON.stringify(`${dist}runtime/cuda.js`)});
+    const { native } = await import(${JSON.stringify(`${dist}runtime/native.js`)});
+    const device = createCudaDevice(0);
+    const source = { name: ${JSON.stringify(name)}, source: ${JSON.stringify(source)}, grid: [1, 1, 1], block: [32, 1, 1], sharedMemBytes: 16448 };
+    const fn = device.backend.loadKernelsSync([source]).get(source.source);
+    const out = device.backend.fromHost(new Uint8Array(64));
+    const input = device.backend.fromHost(new Uint8Array(64 * 128 * 2));
+    try {
+      native().cudaLaunch(fn, [1, 1, 1], [32, 1, 1], 16448, [out.handle, input.handle], [{ arg: 1, dataType: 9, dims: [64, 128], strides: [128], box: [64, 128], swizzle: 3 }]);
+      device.backend.toHostSync(out);
+      console.log('no error');
+    } catch (e) { console.log('ERROR ' + e.message); }`;
+  const base = { ...process.env };
+  for (const k of Object.keys(base)) if (k.startsWith('JAXON_CUDA_EMULATOR')) delete base[k];
+  return execFileSync(process.execPath, ['--input-type=module', '-e', script], { env: { ...base, JAXON_CUDA_EMULATOR: '1' }, encoding: 'utf8', timeout: 120_000 }).trim();
+}
+
+const emulated = onCuda && process.env['JAXON_CUDA_EMULATOR'] === '1';
+(emulated ? test : test.skip)('expect_tx accounting: a box of 16384 bytes completes a phase announced with 16384; 16400 hangs (a livelock, reported), 16368 fails loudly', (t) => {
+  const kernel = (bytes: number) => `  if (threadIdx.x == 0) {
+    jx_mbarrier_init(bar, 1);
+    jx_mbarrier_arrive_expect_tx(bar, ${bytes});
+    jx_tma_load_2d(smem, &map, bar, 0, 0);
+  }
+  __syncwarp();
+  jx_mbarrier_wait(bar, 0);
+  out[threadIdx.x] = ((const jx_u16 *)smem)[threadIdx.x];`;
+  t.is(runTmaChild('jaxon_test_tx_exact', kernel(16384)), 'no error');
+  t.regex(runTmaChild('jaxon_test_tx_more', kernel(16400)), /^ERROR .*kernel 'jaxon_test_tx_more': .*livelock: every thread of the block spins/);
+  t.regex(runTmaChild('jaxon_test_tx_fewer', kernel(16368)), /^ERROR .*kernel 'jaxon_test_tx_fewer': .*mbarrier: transactions completed 16 bytes more than mbarrier\.arrive\.expect_tx announced for this phase/);
+});
+
+/**
+ * PTX ISA / CuTe, MN-major operand with the 128-byte swizzle (16-bit elements): element (mn, k) of the canonical
+ * ((8 elements, 8 chunks, m atoms), (8 k, k groups)) layout: atoms of 64 along M/N LBO bytes apart, groups of 8 k SBO
+ * bytes apart, each k one 128-byte line of the atom; then the line's 16-byte chunk c moves to c XOR (line mod 8).
+ */
+function mnMajorAddress(start: number, lbo: number, sbo: number, mn: number, k: number): number {
+  const linear = start + Math.floor(mn / 64) * lbo + Math.floor(k / 8) * sbo + (k % 8) * 128 + (mn % 64) * 2;
+  const line = Math.floor(linear / 128), chunk = Math.floor((linear % 128) / 16);
+  return line * 128 + (chunk ^ (line % 8)) * 16 + (linear % 16);
+}
+
+for (const [n, kind, tnspA] of [[128, 'bf16', 1], [64, 'f16', 0]] as const) {
+  (onCuda ? test : test.skip)(`wgmma m64n${n}k16 ${kind}: ${tnspA ? 'M-major A and ' : ''}N-major B (imm-trans ${tnspA}, 1) through 128B-swizzled MN-major descriptors`, (t) => {
+    const device = createCudaDevice(0);
+    // 32 k of each operand in shared memory; the wgmma reads k 16..31 (descriptor start two 8-k groups, 2 SBO, on)
+    const A = integers(64 * 32, 31, -6, 6), B = integers(n * 32, 32, -6, 6), C = integers(64 * n, 33, -50, 50);
+    const half = kind === 'bf16' ? bf16bits : f16bits;
+    const SBO = 1024, LBO_B = 4096, bBase = 8192;
+    const image = new Uint16Array((bBase + (n / 64) * LBO_B) / 2);
+    for (let m = 0; m < 64; m++) {
+      for (let k = 0; k < 32; k++) image[(tnspA ? mnMajorAddress(0, 4096, SBO, m, k) : sw128Address(0, 1024, m, 2 * k)) / 2] = half(A[m * 32 + k]!);
+    }
+    for (let c = 0; c < n; c++) for (let k = 0; k < 32; k++) image[mnMajorAddress(bBase, LBO_B, SBO, c, k) / 2] = half(B[c * 32 + k]!);
+    const place = (x: number, i: number) => {
+      const w = x >> 5, lane = x & 31, g = lane >> 2, tq = lane & 3;
+      return { row: 16 * w + g + 8 * ((i & 3) >> 1), col: 8 * (i >> 2) + 2 * tq + (i & 1) };
+    };
+    const cRegs = new Float32Array(128 * (n / 2));
+    for (let x = 0; x < 128; x++) for (let i = 0; i < n / 2; i++) { const p = place(x, i); cRegs[x * (n / 2) + i] = C[p.row * n + p.col]!; }
+    // a K-major A (tnspA 0) holds its 32 k in the first 64 bytes of each 128-byte swizzled row
+    const aDesc = tnspA ? `jx_wgmma_desc(jx_smem_u32(smem) + ${2 * SBO}, 4096, ${SBO}, 1)` : 'jx_wgmma_desc(jx_smem_u32(smem) + 32, 16, 1024, 1)';
+    const name = `jaxon_test_wgmma_mn_${n}_${kind}`;
+    const source: CudaKernelSource = {
+      name,
+      source: `${PRELUDE}extern "C" __global__ void __launch_bounds__(128) ${name}(float *out, const jx_u16 *image, const float *c) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  for (int i = threadIdx.x; i < ${image.length}; i += 128) ((jx_u16 *)smem)[i] = image[i];
+  __syncthreads();
+  jx_fence_proxy_async();
+  float d[${n / 2}];
+  for (int i = 0; i < ${n / 2}; i++) d[i] = c[threadIdx.x * ${n / 2} + i];
+  const jx_u64 da = ${aDesc}, db = jx_wgmma_desc(jx_smem_u32(smem + ${bBase}) + ${2 * SBO}, ${LBO_B}, ${SBO}, 1);
+  jx_wgmma_fence();
+  jx_wgmma_m64n${n}k16_${kind}<${tnspA}, 1>(d, da, db, 1);
+  jx_wgmma_commit();
+  jx_wgmma_wait<0>();
+  for (int i = 0; i < ${n / 2}; i++) out[threadIdx.x * ${n / 2} + i] = d[i];
+}
+`,
+      grid: [1, 1, 1], block: [128, 1, 1], sharedMemBytes: image.byteLength,
+    };
+    const fn = device.backend.loadKernelsSync([source]).get(source.source)!;
+    const out = device.backend.fromHost(new Uint8Array(4 * 128 * (n / 2)));
+    const ins = [bytesOf(new Uint32Array(image.buffer)), bytesOf(cRegs)].map((b) => device.backend.fromHost(b));
+    native().cudaLaunch(fn, source.grid, source.block, source.sharedMemBytes, [out.handle, ...ins.map((b) => b.handle)]);
+    const got = new Float32Array(device.backend.toHostSync(out).buffer);
+    for (const b of [out, ...ins]) device.backend.free(b);
+    const wrong: string[] = [];
+    for (let x = 0; x < 128; x++) {
+      for (let i = 0; i < n / 2; i++) {
+        const { row, col } = place(x, i);
+        let want = C[row * n + col]!;
+        for (let k = 16; k < 32; k++) want += A[row * 32 + k]! * B[col * 32 + k]!;
+        if (got[x * (n / 2) + i] !== want) wrong.push(`thread ${x} d${i} (D[${row}][${col}]): ${got[x * (n / 2) + i]}, expected ${want}`);
+      }
+    }
+    t.deepEqual(wrong.slice(0, 8), [], `${wrong.length} wrong`);
+  });
+}

@@ -275,3 +275,77 @@ function run(command: string, args: string[]): Promise<{ code: number; output: s
   t.log(`nvcc: ${kernels.length} kernels in ${files} files, ${jobs} at a time: ${seconds.toFixed(1)} s`);
   if (results.every((r) => r.code === 0)) rmSync(dir, { recursive: true, force: true });
 });
+
+// The Hopper GEMM (cuda-wgmma.ts) through ptxas: each producer (TMA or cp.async into K-major or MN-major tiles,
+// element by element), both
+// tile widths, both 16-bit dtypes; ptxas -v must report no spill stores or loads. The register counts are logged
+// (bench/RESULTS.md, issue 17).
+(nvcc ? test : test.skip)(`nvcc -Xptxas -v: the wgmma kernels (TMA, cp.async and element producers) compile for sm_90a with no spills${nvcc ? '' : ' (nvcc not on PATH)'}`, async (t) => {
+  t.timeout(300_000);
+  const variants: { label: string; dtype: 'bfloat16' | 'float16'; params: number[]; tma: boolean; producer: RegExp }[] = [];
+  for (const dtype of ['bfloat16', 'float16'] as const) {
+    for (const N of [64, 1000]) {
+      // [B, M, N, K], lhs strides (b, m, k), rhs strides (b, k, n)
+      variants.push({ label: `${dtype} N=${N} TMA`, dtype, params: [1, 1000, N, 512, 0, 512, 1, 0, 1, 512], tma: true, producer: /lhs by TMA .*rhs by TMA/ });
+      variants.push({ label: `${dtype} N=${N} cp.async`, dtype, params: [1, 1000, N, 512, 0, 512, 1, 0, 1, 512], tma: false, producer: /lhs by cp\.async rows, rhs by cp\.async rows/ });
+      variants.push({ label: `${dtype} N=${N} elements`, dtype, params: [1, 1000, N, 512, 0, 1, 1001, 0, N + 1, 1], tma: true, producer: /lhs element by element into K-major tiles, rhs element by element/ });
+      variants.push({ label: `${dtype} N=${N} cp.async, MN-major`, dtype, params: [1, 1000, N, 512, 0, 1, 1000, 0, N, 1], tma: false, producer: /lhs by cp\.async into MN-major tiles, rhs by cp\.async into MN-major tiles/ });
+      variants.push({ label: `${dtype} N=${N} TMA, MN-major`, dtype, params: [1, 1000, N, 512, 0, 1, 1000, 0, N, 1], tma: true, producer: /lhs by TMA into MN-major tiles, rhs by TMA into MN-major tiles/ });
+    }
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'jaxon-wgmma-'));
+  const lines: string[] = [];
+  for (const v of variants) {
+    const kernel: Kernel = { kind: 'dot', inputDtype: v.dtype, outputDtype: v.dtype };
+    const r = renderCuda(kernel, v.params, { gemm: { sm: 90, path: 'wgmma', tma: v.tma } });
+    t.regex(r.source, v.producer, v.label);
+    const path = join(dir, `${r.name}.cu`);
+    writeFileSync(path, r.source);
+    const { code, output } = await run(nvcc!, ['-cubin', '-arch=sm_90a', '-w', '-Xptxas', '-v', '-I', kernelHeaderDir(), '-o', join(dir, `${r.name}.cubin`), path]);
+    if (code !== 0) {
+      t.fail(`${v.label}: nvcc failed:\n${output.slice(0, 4000)}`);
+      continue;
+    }
+    const registers = /Used (\d+) registers/.exec(output)?.[1];
+    const spills = /(\d+) bytes spill stores, (\d+) bytes spill loads/.exec(output);
+    t.truthy(registers && spills, `${v.label}: ptxas -v reports registers and spills:\n${output}`);
+    t.deepEqual([spills?.[1], spills?.[2]], ['0', '0'], `${v.label}: no spills`);
+    lines.push(`${v.label}: ${registers} registers, ${spills?.[1]} bytes spill stores, ${spills?.[2]} bytes spill loads`);
+  }
+  t.log(lines.join('\n'));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('the wgmma kernel\'s producer: tensor maps for TMA (K-major and MN-major boxes), cp.async where the driver lacks cuTensorMapEncodeTiled or JAXON_WGMMA_TMA=0', (t) => {
+  const kernel: Kernel = { kind: 'dot', inputDtype: 'bfloat16', outputDtype: 'bfloat16' };
+  // [B, M, N, K] = [2, 300, 200, 520]: lhs [2, 300, 520] k-contiguous, rhs [2, 200, 520] (k-contiguous, an NT product)
+  const nt = [2, 300, 200, 520, 300 * 520, 520, 1, 200 * 520, 1, 520];
+  const tma = renderCuda(kernel, nt, { gemm: { sm: 90, path: 'wgmma' } });
+  t.deepEqual(tma.tensorMaps, [
+    { name: 'tmap_lhs', arg: 1, dataType: 9, dims: [520, 300, 2], strides: [1040, 300 * 1040], box: [64, 128, 1], swizzle: 3 },
+    { name: 'tmap_rhs', arg: 2, dataType: 9, dims: [520, 200, 2], strides: [1040, 200 * 1040], box: [64, 128, 1], swizzle: 3 },
+  ]);
+  t.regex(tma.source, /const __grid_constant__ jx_tensor_map tmap_lhs, const __grid_constant__ jx_tensor_map tmap_rhs\)/);
+  t.regex(tma.source, /jx_mbarrier_arrive_expect_tx\(&full\[s\], 32768\)/, 'a stage: 128 x 64 + 128 x 64 bf16');
+  // lhs [2, 296, 520] stored as [2, 520, 296] (m-contiguous) and rhs [2, 520, 200] (n-contiguous): MN-major boxes of 64 x 64
+  const mn = renderCuda(kernel, [2, 296, 200, 520, 296 * 520, 1, 296, 200 * 520, 200, 1], { gemm: { sm: 90, path: 'wgmma' } });
+  t.deepEqual(mn.tensorMaps?.map((m) => [m.dims, m.strides, m.box]), [[[296, 520, 2], [592, 520 * 592], [64, 64, 1]], [[200, 520, 2], [400, 520 * 400], [64, 64, 1]]]);
+  // 300 m-contiguous rows of 600 bytes: no tensor map (a stride not a multiple of 16), transposed element by element
+  t.regex(renderCuda(kernel, [2, 300, 200, 520, 300 * 520, 1, 300, 200 * 520, 200, 1], { gemm: { sm: 90, path: 'wgmma' } }).source, /lhs element by element, rhs by TMA into MN-major tiles/);
+  t.regex(mn.source, /jx_wgmma_m64n128k16_bf16<1, 1>\(acc, jx_wgmma_desc\(sa \+ kk \* 2048, 8192, 1024, 1\), jx_wgmma_desc\(sb \+ kk \* 2048, 8192, 1024, 1\), 1\)/);
+  const noDriver = renderCuda(kernel, nt, { gemm: { sm: 90, path: 'wgmma', tma: false } });
+  t.is(noDriver.tensorMaps, undefined);
+  t.regex(noDriver.source, /decision wgmma producer: lhs by cp\.async rows, rhs by cp\.async rows \(the driver lacks cuTensorMapEncodeTiled; /);
+  const saved = process.env['JAXON_WGMMA_TMA'];
+  try {
+    process.env['JAXON_WGMMA_TMA'] = '0';
+    const off = renderCuda(kernel, nt, { gemm: { sm: 90, path: 'wgmma' } });
+    t.regex(off.source, /decision wgmma producer: lhs by cp\.async rows, rhs by cp\.async rows \(JAXON_WGMMA_TMA=0; /);
+    t.not(off.name, tma.name, 'the kernel name covers the choice');
+    process.env['JAXON_WGMMA_TMA'] = 'yes';
+    t.throws(() => renderCuda(kernel, nt, { gemm: { sm: 90, path: 'wgmma' } }), { message: 'JAXON_WGMMA_TMA must be 0 or 1, got "yes"' });
+  } finally {
+    if (saved === undefined) delete process.env['JAXON_WGMMA_TMA'];
+    else process.env['JAXON_WGMMA_TMA'] = saved;
+  }
+});

@@ -283,7 +283,7 @@ static void retire(CUstream_st *s) {
  * objects' ABI and build (emu_abi.h, nvrtc.cc's compiler flags): raise it when either changes, since
  * compiled kernels are cached under it.
  */
-EXPORT const char jaxon_emulated_gpu[] = "jaxon emulated GPU, kernel build 3";
+EXPORT const char jaxon_emulated_gpu[] = "jaxon emulated GPU, kernel build 4";
 
 EXPORT CUresult cuInit(unsigned int flags) {
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE;

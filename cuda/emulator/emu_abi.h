@@ -12,7 +12,7 @@
 #define JAXON_EMU_ABI_H
 #include <stdint.h>
 
-#define JX_EMU_ABI_VERSION 3
+#define JX_EMU_ABI_VERSION 4
 #define JX_EMU_STACK_SIZE ((uintptr_t)1 << 18) /* 256 KiB, a power of two */
 
 #ifdef __cplusplus
@@ -37,10 +37,25 @@ typedef struct {
 typedef struct {
   float *d;
   unsigned long long desc_a, desc_b, group;
-  int kind, n, scale_d, pad;
+  int kind, n, scale_d, tnsp; /* tnsp: bit 0 A is M-major, bit 1 B is N-major (the wgmma's imm-trans-a/b) */
 } jx_emu_wgmma_op;
 
 #define JX_EMU_MAX_WGMMA_OPS 8
+
+/* What the emulated cuTensorMapEncodeTiled (driver.cc) writes into a CUtensorMap's 128 opaque bytes, and the
+   emulated cp.async.bulk.tensor (jaxon_emu_tensor.h) reads: the global tensor (address, sizes, byte strides of
+   dimensions 1.. rank-1) and the box it copies. */
+typedef struct {
+  unsigned magic; /* JX_EMU_TENSOR_MAP_MAGIC: made by cuTensorMapEncodeTiled */
+  unsigned char rank, element_size, swizzle /* 0 none, 1 32B, 2 64B, 3 128B */, oob_nan;
+  unsigned long long address;
+  unsigned long long dims[5];
+  unsigned long long strides[4];
+  unsigned short box[5];
+  unsigned char element_strides[5];
+} jx_emu_tensor_map;
+
+#define JX_EMU_TENSOR_MAP_MAGIC 0x4a58544du /* "JXTM" */
 
 typedef struct jx_emu_thread {
   jx_emu_dim3 thread_idx, block_idx, block_dim, grid_dim;

@@ -20,7 +20,14 @@
 // as the PTX ISA encodes them) and is performed at the wgmma.wait_group that
 // covers it, per thread, so a stage reused before the wait is caught;
 // mbarriers keep their phase, pending arrivals and transaction count in their
-// 8 bytes of shared memory, and a thread waiting on one yields to the others.
+// 8 bytes of shared memory, and a thread waiting on one yields to the others;
+// a phase whose transactions exceed what expect_tx announced fails the launch
+// (too few leave it waiting: the executor reports the livelock). MN-major
+// operands (the wgmma transpose immediates) follow CuTe's canonical layouts.
+// TMA (cp.async.bulk.tensor, tile mode) reads the tensor map the emulated
+// cuTensorMapEncodeTiled wrote (tensor_map.cc), copies the box with zeros out
+// of bounds, swizzles it by shared-memory address bits, and completes its
+// bytes on the mbarrier at once.
 #ifndef JAXON_EMU_TENSOR_H
 #define JAXON_EMU_TENSOR_H
 
@@ -269,6 +276,13 @@ static inline unsigned long long jx_emu_mbarrier_update(unsigned long long *bar,
   if (arrivals > pending) jx_emu_fail("mbarrier: more arrivals than the current phase expects");
   pending -= arrivals;
   count += tx;
+  if (pending == 0 && count < 0) {
+    // every arrival is in and more bytes completed than were expected: a wrong expect_tx count, which on a GPU
+    // leaves the phase incomplete for ever (or completes it early with part of a tile missing)
+    char message[200];
+    snprintf(message, sizeof message, "mbarrier: transactions completed %lld bytes more than mbarrier.arrive.expect_tx announced for this phase", -count);
+    jx_emu_fail(message);
+  }
   jx_emu_api_table->progress(jx_emu_self());
   const unsigned long long state = (unsigned long long)phase;
   if (pending == 0 && count == 0) {
@@ -293,6 +307,81 @@ static inline void jx_emu_cp_async_mbarrier_arrive(unsigned long long *bar) {
   jx_emu_mbarrier_update(bar, 1, 0);
 }
 
+/** mbarrier.arrive.expect_tx: `bytes` more transaction bytes expected this phase, then one arrival. */
+static inline void jx_emu_mbarrier_arrive_expect_tx(unsigned long long *bar, unsigned bytes) {
+  if (bytes >= (1u << 20)) jx_emu_fail("mbarrier.arrive.expect_tx: the transaction count must be below 2^20");
+  jx_emu_mbarrier_update(bar, 1, (long long)bytes);
+}
+
+/** mbarrier.expect_tx: `bytes` more transaction bytes expected this phase, no arrival. */
+static inline void jx_emu_mbarrier_expect_tx(unsigned long long *bar, unsigned bytes) {
+  if (bytes >= (1u << 20)) jx_emu_fail("mbarrier.expect_tx: the transaction count must be below 2^20");
+  jx_emu_mbarrier_update(bar, 0, (long long)bytes);
+}
+
+// ---- TMA: cp.async.bulk.tensor (tile mode) ----
+
+/**
+ * The shared-memory address a TMA copy with this swizzle mode (0 none, 1 32B, 2 64B, 3 128B) writes byte `offset`
+ * of its box to, the box landing densely (row-major, dimension 0 innermost) at `dst`: address bits 4.. (the 16-byte
+ * chunk) XOR address bits 7.. (the row of the swizzle pattern), 1, 2 or 3 bits of each, as CuTe's Swizzle<1,4,3>,
+ * <2,4,3> and <3,4,3> and the PTX ISA's "Tensor Swizzling Modes": with 128B, the 16-byte chunk c of 128-byte row r
+ * of each 1024-byte pattern lands at chunk c ^ (r % 8).
+ */
+static inline unsigned jx_emu_tma_swizzle(unsigned address, unsigned mode) {
+  const unsigned bits = mode == 3 ? 7 : mode == 2 ? 3 : mode == 1 ? 1 : 0;
+  return address ^ (((address >> 7) & bits) << 4);
+}
+
+/**
+ * cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [dst], [map, coords], [bar]:
+ * the box at `coords` (elements, dimension 0 innermost, signed) of the tensor `map` describes, elements outside the
+ * tensor read as zero (NaN with the NaN fill), written to shared memory swizzled, then the box's bytes (all of them,
+ * the filled ones too) complete as transactions on `bar`. Performed at once: a GPU may also finish it before the
+ * thread's next instruction, so a consumer that reads before waiting on `bar` is a race here as there.
+ */
+static inline void jx_emu_tma_load(void *dst, const void *tensor_map, unsigned long long *bar, int rank, const int *coords) {
+  jx_emu_tensor_map m;
+  __builtin_memcpy(&m, tensor_map, sizeof m);
+  char message[240];
+  if (m.magic != JX_EMU_TENSOR_MAP_MAGIC) jx_emu_fail("cp.async.bulk.tensor: the tensor map was not made by cuTensorMapEncodeTiled");
+  if (m.rank != rank) {
+    snprintf(message, sizeof message, "cp.async.bulk.tensor.%dd: the tensor map has rank %d", rank, (int)m.rank);
+    jx_emu_fail(message);
+  }
+  const unsigned start = jx_emu_smem_addr(dst);
+  if (start % 128) {
+    snprintf(message, sizeof message, "cp.async.bulk.tensor: the shared-memory destination %u is not 128-byte aligned", start);
+    jx_emu_fail(message);
+  }
+  if (m.swizzle == 3 && start % 1024) {
+    snprintf(message, sizeof message, "cp.async.bulk.tensor: a 128B-swizzled box must start at a multiple of 1024 bytes (the swizzle atom), not %u", start);
+    jx_emu_fail(message);
+  }
+  for (int d = 0; d < rank; d++)
+    if (m.element_strides[d] != 1) jx_emu_fail("cp.async.bulk.tensor: element strides other than 1 are not emulated");
+  unsigned long long count = 1;
+  for (int d = 0; d < rank; d++) count *= m.box[d];
+  const unsigned E = m.element_size;
+  const unsigned total = (unsigned)(count * E);
+  jx_emu_mbarrier_check(bar);
+  unsigned char *window = jx_emu_smem_ptr(0);
+  for (unsigned long long i = 0; i < count; i++) {
+    unsigned long long rest = i, offset = 0;
+    bool inside = true;
+    for (int d = 0; d < rank; d++) {
+      const long long c = (long long)coords[d] + (long long)(rest % m.box[d]);
+      rest /= m.box[d];
+      if (c < 0 || (unsigned long long)c >= m.dims[d]) inside = false;
+      else offset += (unsigned long long)c * (d == 0 ? E : m.strides[d - 1]);
+    }
+    unsigned char *to = window + jx_emu_tma_swizzle(start + (unsigned)(i * E), m.swizzle);
+    if (inside) __builtin_memcpy(to, (const unsigned char *)(uintptr_t)m.address + offset, E);
+    else __builtin_memset(to, m.oob_nan ? 0xff : 0, E); // all ones: a NaN in every float type (a GPU's NaN bits may differ)
+  }
+  jx_emu_mbarrier_update(bar, 0, -(long long)total);
+}
+
 // ---- wgmma ----
 
 /**
@@ -311,11 +400,26 @@ static inline unsigned jx_emu_wgmma_address(unsigned long long desc, int row, in
   return a ^ (((a >> 7) & bits) << 4);
 }
 
+/**
+ * The same for an MN-major operand (imm-trans 1; 16-bit elements): element (mn, k) with `mnbyte` = 2 mn. Swizzled
+ * (CuTe's canonical ((T,S/16,m),(8,k)) : ((1,T,LBO),(S/16 T,SBO)) for swizzle width S): atoms of 8 k-rows of S bytes
+ * along M/N, the next atom along M/N LBO on, the next 8 k SBO on, then the swizzle of the address bits; without
+ * swizzle: 8x8 core matrices of 16-byte rows along M/N (one k each), the next along M/N SBO on and along K LBO on.
+ */
+static inline unsigned jx_emu_wgmma_address_mn(unsigned long long desc, int mnbyte, int k) {
+  const unsigned start = (unsigned)(desc & 0x3fff) << 4, lbo = (unsigned)((desc >> 16) & 0x3fff) << 4, sbo = (unsigned)((desc >> 32) & 0x3fff) << 4;
+  const unsigned mode = (unsigned)(desc >> 62);
+  if (mode == 0) return start + (unsigned)(mnbyte / 16) * sbo + (unsigned)(k / 8) * lbo + (unsigned)(k % 8) * 16 + (unsigned)(mnbyte % 16);
+  const unsigned width = mode == 1 ? 128 : mode == 2 ? 64 : 32, bits = mode == 1 ? 7 : mode == 2 ? 3 : 1;
+  const unsigned a = start + (unsigned)(mnbyte / (int)width) * lbo + (unsigned)(k / 8) * sbo + (unsigned)(k % 8) * width + (unsigned)(mnbyte % (int)width);
+  return a ^ (((a >> 7) & bits) << 4);
+}
+
 static inline void jx_emu_wgmma_perform(const jx_emu_wgmma_op &op) {
   jx_emu_thread *self = jx_emu_self();
   const unsigned lane = self->lane, w = self->warp % 4, g = lane >> 2, t = lane & 3;
-  const auto value = [&](unsigned long long desc, int row, int k) {
-    const unsigned char *p = jx_emu_smem_ptr(jx_emu_wgmma_address(desc, row, k * 2));
+  const auto value = [&](unsigned long long desc, int row, int k, bool mn_major) {
+    const unsigned char *p = jx_emu_smem_ptr(mn_major ? jx_emu_wgmma_address_mn(desc, row * 2, k) : jx_emu_wgmma_address(desc, row, k * 2));
     unsigned short h;
     __builtin_memcpy(&h, p, 2);
     return op.kind == JX_EMU_MMA_BF16 ? jx_emu_bf16_to_float(h) : jx_emu_half_to_float(h);
@@ -323,17 +427,20 @@ static inline void jx_emu_wgmma_perform(const jx_emu_wgmma_op &op) {
   for (int i = 0; i < op.n / 2; i++) {
     const int row = (int)(16 * w + g + 8 * ((i & 3) >> 1)), col = 8 * (i / 4) + (int)(2 * t) + (i & 1);
     float acc = op.scale_d ? op.d[i] : 0.0f;
-    for (int k = 0; k < 16; k++) acc = fmaf(value(op.desc_a, row, k), value(op.desc_b, col, k), acc);
+    for (int k = 0; k < 16; k++) acc = fmaf(value(op.desc_a, row, k, op.tnsp & 1), value(op.desc_b, col, k, op.tnsp & 2), acc);
     op.d[i] = acc;
   }
 }
 
-/** wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{bf16,f16}: queued with this thread's open commit group. */
-static inline void jx_emu_wgmma(int kind, int n, float *d, unsigned long long desc_a, unsigned long long desc_b, int scale_d) {
+/**
+ * wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{bf16,f16} with imm-trans-a / imm-trans-b (tnsp bits 0 and 1):
+ * queued with this thread's open commit group.
+ */
+static inline void jx_emu_wgmma(int kind, int n, float *d, unsigned long long desc_a, unsigned long long desc_b, int scale_d, int tnsp) {
   jx_emu_thread *self = jx_emu_self();
   struct { unsigned long long a, b; } mine = {desc_a, desc_b};
   const void *all[32];
-  jx_emu_warp_gather(JX_EMU_WGMMA, n, &mine, all);
+  jx_emu_warp_gather(JX_EMU_WGMMA, n * 4 + tnsp, &mine, all);
   for (int l = 0; l < 32; l++) {
     const auto *o = (const decltype(mine) *)all[l];
     if (o->a != desc_a || o->b != desc_b) {
@@ -347,7 +454,7 @@ static inline void jx_emu_wgmma(int kind, int n, float *d, unsigned long long de
     for (unsigned i = 1; i < self->wgmma_count; i++) self->wgmma_ops[i - 1] = self->wgmma_ops[i];
     self->wgmma_count--;
   }
-  self->wgmma_ops[self->wgmma_count++] = {d, desc_a, desc_b, self->wgmma_groups, kind, n, scale_d, 0};
+  self->wgmma_ops[self->wgmma_count++] = {d, desc_a, desc_b, self->wgmma_groups, kind, n, scale_d, tnsp};
 }
 static inline void jx_emu_wgmma_commit() { jx_emu_self()->wgmma_groups++; }
 /** wgmma.wait_group n: every wgmma of all but the n most recent commit groups is done (performed here, in order). */

@@ -87,6 +87,20 @@ export interface CudaCompileResult {
 export type CudaProgramRef = readonly [number, number];
 export type CudaProgramStream = 'compute' | 'h2d' | 'd2h';
 
+/** A TMA descriptor the native launch encodes (cuTensorMapEncodeTiled) from the address of buffer argument `arg`. */
+export interface CudaTensorMapSpec {
+  arg: number;
+  /** CUtensorMapDataType */
+  dataType: number;
+  /** elements, innermost first */
+  dims: readonly number[];
+  /** bytes, of dimensions 1.. */
+  strides: readonly number[];
+  box: readonly number[];
+  /** CUtensorMapSwizzle */
+  swizzle: number;
+}
+
 export type CudaProgramOp =
   | {
       op: 'launch';
@@ -95,6 +109,8 @@ export type CudaProgramOp =
       block: readonly [number, number, number];
       sharedMemBytes: number;
       args: readonly CudaProgramRef[];
+      /** tensor-map parameters after the pointers, encoded from args[arg]'s address at each run (cuda_tensor_map.h) */
+      tensorMaps?: readonly CudaTensorMapSpec[];
     }
   | { op: 'copy'; stream: CudaProgramStream; dst: CudaProgramRef; src: CudaProgramRef; bytes: number }
   | { op: 'memset'; stream: CudaProgramStream; dst: CudaProgramRef; value: number; bytes: number }
@@ -210,6 +226,7 @@ export interface CudaAddonFunctions {
     block: readonly [number, number, number],
     sharedMemBytes: number,
     buffers: readonly CudaBufferHandle[],
+    tensorMaps?: readonly CudaTensorMapSpec[],
   ): void;
 
   cudaProgramCreate(device: CudaDeviceHandle, spec: CudaProgramSpec): CudaProgramHandle;

@@ -384,6 +384,7 @@ export class CudaExecutable implements ProgramExecutable {
           const launch: CudaProgramOp = {
             op: 'launch', function: this.#functions.get(source.source)!, grid: source.grid, block: source.block,
             sharedMemBytes: source.sharedMemBytes, args: s.buffers.map((id) => need(this.#ref(id), bufferBytes(buffers[id]!))),
+            ...(source.tensorMaps ? { tensorMaps: source.tensorMaps } : {}),
           };
           labels[ops.length] = { name: source.name, track: 'compute' };
           ops.push(launch);

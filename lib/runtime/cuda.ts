@@ -172,6 +172,8 @@ export class CudaBackend implements Backend {
   }
 
   #gemmStore: GemmTuningStore | undefined;
+  /** whether the driver encodes TMA descriptors (the Hopper GEMM's TMA producer) */
+  #tensorMaps: boolean | undefined;
 
   /**
    * What the renderer needs to know of this device for a dot (gemm-autotune.ts): its compute capability and the
@@ -181,7 +183,8 @@ export class CudaBackend implements Backend {
     if (kernel.kind !== 'dot') return undefined;
     const [major, minor] = this.info.computeCapability;
     this.#gemmStore ??= gemmTuningStore(this.info.name, this.target.nvrtcVersion, this.target.arch);
-    return gemmTargetFor(kernel, params, alignments, { sm: major * 10 + minor, emulated: this.target.emulator !== undefined, store: this.#gemmStore, runner: () => this.#tuningDevice() });
+    this.#tensorMaps ??= native().cudaProbe().tensorMaps;
+    return gemmTargetFor(kernel, params, alignments, { sm: major * 10 + minor, emulated: this.target.emulator !== undefined, store: this.#gemmStore, runner: () => this.#tuningDevice(), tma: this.#tensorMaps });
   }
 
   #tuningDevice(): TuningDevice {
@@ -192,7 +195,7 @@ export class CudaBackend implements Backend {
       toHostSync: (buffer) => this.toHostSync(buffer as CudaBuffer),
       free: (buffer) => this.free(buffer as CudaBuffer),
       launch: (fn, source, buffers) => {
-        this.guarded(() => native().cudaLaunch(fn as CudaFunctionHandle, source.grid, source.block, source.sharedMemBytes, handles(buffers)));
+        this.guarded(() => native().cudaLaunch(fn as CudaFunctionHandle, source.grid, source.block, source.sharedMemBytes, handles(buffers), source.tensorMaps));
       },
       time: (fn, source, buffers) => {
         const reps = 5;
@@ -200,7 +203,7 @@ export class CudaBackend implements Backend {
           slotBytes: buffers.map((b) => (b as CudaBuffer).nbytes), arenaBytes: 0, events: 0, graph: false,
           ops: globalThis.Array.from({ length: reps }, () => ({
             op: 'launch' as const, function: fn as CudaFunctionHandle, grid: source.grid, block: source.block, sharedMemBytes: source.sharedMemBytes,
-            args: buffers.map((_, i) => [i, 0] as const),
+            args: buffers.map((_, i) => [i, 0] as const), ...(source.tensorMaps ? { tensorMaps: source.tensorMaps } : {}),
           })),
         }));
         this.guarded(() => native().cudaProgramRunTimed(program, handles(buffers))); // warm-up: loads, clocks
@@ -633,7 +636,7 @@ export class CudaBackend implements Backend {
         this.health.noteWork(label);
         const handles = new globalThis.Array<CudaBufferHandle>(buffers.length);
         for (let i = 0; i < buffers.length; i++) handles[i] = buffers[i]!.handle;
-        native().cudaLaunch(loaded.fn, grid, source.block, source.sharedMemBytes, handles);
+        native().cudaLaunch(loaded.fn, grid, source.block, source.sharedMemBytes, handles, source.tensorMaps);
       }
     }
     for (const t of job.temps) this.#freeNow(t); // stream-ordered: the launches above still see them

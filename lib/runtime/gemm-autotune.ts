@@ -157,7 +157,7 @@ function randomBytes(dtype: DotKernel['inputDtype'], n: number, seed: number): U
 }
 
 /** A runner that compiles, checks and times candidates of one dot on a device, with random operands. */
-export function deviceRunner(device: TuningDevice, kernel: DotKernel, params: readonly number[], alignments: readonly number[], sm: number): CandidateRunner {
+export function deviceRunner(device: TuningDevice, kernel: DotKernel, params: readonly number[], alignments: readonly number[], sm: number, tma = true): CandidateRunner {
   const p = dotParams(kernel, params);
   const outputs = kernel.epilogue ? kernel.epilogue.outputs.map((o) => o.dtype) : [kernel.outputDtype];
   const inputBytes = [
@@ -172,7 +172,7 @@ export function deviceRunner(device: TuningDevice, kernel: DotKernel, params: re
   const sourceOf = (candidate: GemmCandidate) => {
     const key = JSON.stringify(candidate);
     let s = sources.get(key);
-    if (!s) sources.set(key, (s = render({ sm, path: candidate.path, tuned: { tiling: candidate.tiling, why: 'an autotune candidate' } })));
+    if (!s) sources.set(key, (s = render({ sm, path: candidate.path, tuned: { tiling: candidate.tiling, why: 'an autotune candidate' }, ...(tma ? {} : { tma }) })));
     return s;
   };
   const readOutputs = (buffers: { handle: unknown }[]) => outputs.map((dtype, j) => toFloats(device.toHostSync(buffers[j]!), dtype));
@@ -248,17 +248,19 @@ function agree(got: Float32Array, want: Float32Array, relative: number): boolean
  */
 export function gemmTargetFor(
   kernel: Kernel, params: readonly number[], alignments: readonly number[],
-  device: { sm: number; emulated: boolean; store: GemmTuningStore; runner: () => TuningDevice },
+  device: { sm: number; emulated: boolean; store: GemmTuningStore; runner: () => TuningDevice; tma?: boolean },
 ): GemmTarget | undefined {
   if (kernel.kind !== 'dot') return undefined;
+  // the driver's TMA support (cuTensorMapEncodeTiled) shapes the wgmma kernel's producer, candidates' too
+  const base: GemmTarget = device.tma === false ? { sm: device.sm, tma: false } : { sm: device.sm };
   const cls = gemmShapeClass(kernel, params, alignments, device.sm);
-  if (!cls) return { sm: device.sm };
+  if (!cls) return base;
   const known = device.store.get(cls.key);
-  if (known) return { sm: device.sm, tuned: known };
-  if (!gemmAutotuneEnabled() || (device.emulated && !gemmAutotuneHooks.timer)) return { sm: device.sm };
-  const tuning = autotune(cls, deviceRunner(device.runner(), kernel, params, alignments, device.sm));
+  if (known) return { ...base, tuned: known };
+  if (!gemmAutotuneEnabled() || (device.emulated && !gemmAutotuneHooks.timer)) return base;
+  const tuning = autotune(cls, deviceRunner(device.runner(), kernel, params, alignments, device.sm, device.tma !== false));
   device.store.set(cls.key, tuning);
-  return { sm: device.sm, tuned: tuning };
+  return { ...base, tuned: tuning };
 }
 
 /** The store of a device: one file per kernel cache folder, its entries valid for one device, NVRTC and jaxon. */

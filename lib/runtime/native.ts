@@ -37,6 +37,8 @@ export interface CudaProbe {
   readonly graphUpdates: boolean;
   /** Whether it can reset a lost context (cuDevicePrimaryCtxReset_v2); without it a sticky error needs a restart. */
   readonly contextReset: boolean;
+  /** Whether it can encode TMA descriptors (cuTensorMapEncodeTiled, CUDA 12+); without it the Hopper GEMM loads by cp.async. */
+  readonly tensorMaps: boolean;
   /** Whether the driver is jaxon's emulated GPU (JAXON_CUDA_EMULATOR=1), which runs kernels on the host CPU. */
   readonly emulated: boolean;
   /** The emulated GPU's identification (what its compiled kernels depend on beyond their source); '' otherwise. */

@@ -29,8 +29,26 @@ export interface BufferArg {
 }
 
 /** A rendered kernel before the header and prelude are added. */
+/**
+ * A kernel parameter of the "tensor map" kind (cuda/cuda_tensor_map.h): a TMA descriptor that each launch encodes
+ * with cuTensorMapEncodeTiled from the address of buffer `arg`, passed after the buffers as
+ * `const __grid_constant__ jx_tensor_map <name>`. Numbers are cuda.h's: dataType a CUtensorMapDataType, swizzle a
+ * CUtensorMapSwizzle; dims and box in elements, innermost first; strides in bytes, of dimensions 1 and up.
+ */
+export interface TensorMapParam {
+  name: string;
+  arg: number;
+  dataType: number;
+  dims: number[];
+  strides: number[];
+  box: number[];
+  swizzle: number;
+}
+
 export interface RenderedKernel {
   buffers: BufferArg[];
+  /** tensor-map parameters after the buffers */
+  tensorMaps?: TensorMapParam[];
   /** statements of the entry's body */
   body: string;
   /** module-scope declarations the kernel needs (two-stage partials and counters), named after the kernel */

@@ -22,8 +22,9 @@ export function decisionComment(d: Decision<unknown>): string {
 function describeChoice(choice: unknown): string {
   if (choice === null) return 'none';
   if (typeof choice !== 'object') return String(choice);
-  const c = choice as ReductionStrategy | DotTiling | TransposeTiling | GridStrideLaunch | GemmTiling | WgmmaTiling;
+  const c = choice as ReductionStrategy | DotTiling | TransposeTiling | GridStrideLaunch | GemmTiling | WgmmaTiling | WgmmaProducer;
   if ('kind' in c) return describeStrategy(c);
+  if ('lhs' in c) return `lhs ${describeLoad(c.lhs)}, rhs ${describeLoad(c.rhs)}`;
   if ('blockM' in c) return describeGemmTiling(c);
   if ('blockN' in c) return `128x${c.blockN}x64 block tiles, 1 producer and 2 consumer warpgroups (m64n${c.blockN}k16), ${c.stages} stages, persistent`;
   if ('tileM' in c) return `${c.tileM}x${c.tileN} output tiles, ${c.tileK}-deep k steps, ${c.threads} threads`;
@@ -201,6 +202,81 @@ export function wgmmaTiling(f: { N: number; K: number }): Decision<WgmmaTiling> 
   const blockN = f.N <= 64 ? 64 : 128;
   const stages = Math.max(2, Math.min(4, Math.ceil(f.K / 64)));
   return { name: 'wgmma tiling', choice: { blockN, stages }, why: `N = ${f.N}${blockN === 64 ? ' fits 64' : ''}; K = ${f.K}: ${Math.ceil(f.K / 64)} k steps` };
+}
+
+/**
+ * How the Hopper GEMM's producer warpgroup fills one operand's 128B-swizzled tiles: 'tma' (one thread issues
+ * cp.async.bulk.tensor through a tensor map the launch encodes, zeros out of bounds) into K-major tiles, 'tma-mn'
+ * the same for an m- or n-contiguous operand into MN-major tiles (wgmma's transpose immediate reads them as they
+ * are: no transposition), 'cp.async' (16-byte k-contiguous rows by every producer thread, zero-filled at the edges),
+ * 'cp.async-mn' (16-byte chunks along the free axis of an m- or n-contiguous operand into MN-major tiles),
+ * or 'elements' (element by element into K-major tiles: any other layout).
+ */
+export type OperandLoad = 'tma' | 'tma-mn' | 'cp.async' | 'cp.async-mn' | 'elements';
+export interface WgmmaProducer {
+  lhs: OperandLoad;
+  rhs: OperandLoad;
+}
+
+function describeLoad(l: OperandLoad): string {
+  return l === 'tma' ? 'by TMA (cp.async.bulk.tensor, tensor map)' : l === 'tma-mn' ? 'by TMA into MN-major tiles (transposed wgmma operand)'
+    : l === 'cp.async' ? 'by cp.async rows' : l === 'cp.async-mn' ? 'by cp.async into MN-major tiles (transposed wgmma operand)' : 'element by element';
+}
+
+/** JAXON_WGMMA_TMA=0 turns TMA off (the cp.async producer), for comparisons and tests; unset or 1: TMA where it fits. */
+export function tmaAllowed(): boolean {
+  const value = process.env['JAXON_WGMMA_TMA'];
+  if (value === undefined || value === '' || value === '1') return true;
+  if (value === '0') return false;
+  throw new RangeError(`JAXON_WGMMA_TMA must be 0 or 1, got ${JSON.stringify(value)}`);
+}
+
+/** The facts about one operand view (free axis f, contraction axis k) the producer's choice depends on. */
+export interface OperandFacts {
+  /** element strides (batch, free, k) */
+  strides: readonly [number, number, number];
+  /** batch, free and k sizes */
+  sizes: readonly [number, number, number];
+  /** byte alignment of the buffer's address */
+  alignment: number;
+  itemsize: number;
+}
+
+/**
+ * TMA when the driver can encode tensor maps, JAXON_WGMMA_TMA allows it, and cuTensorMapEncodeTiled would accept
+ * the view as a 3-d tensor (k innermost and contiguous, or the free axis for MN-major tiles; a 16-byte aligned
+ * address; the other strides whole multiples of 16 bytes, nonzero); else cp.async when the rows (or, into MN-major
+ * tiles, the free axis) are contiguous with 16-byte aligned strides; else element by element.
+ */
+export function operandLoad(f: OperandFacts, tma: boolean): { load: OperandLoad; why: string } {
+  const [sb, sf, sk] = f.strides;
+  const E = f.itemsize;
+  const rows = sk === 1 && f.alignment % 16 === 0 && (sf * E) % 16 === 0 && (sb * E) % 16 === 0;
+  // m- or n-contiguous (a transposed operand) with 16-byte strides: straight into MN-major tiles, by TMA boxes of 64
+  // along the free axis or by 16-byte cp.async chunks along it
+  if (!rows && sf === 1 && sk !== 1 && f.alignment % 16 === 0 && (sk * E) % 16 === 0 && (sb * E) % 16 === 0) {
+    const [kStride, batchStride] = tensorMapStrides({ ...f, strides: [sb, sk, sf], sizes: [f.sizes[0], f.sizes[2], f.sizes[1]] });
+    if (tma && kStride > 0 && batchStride > 0) return { load: 'tma-mn', why: 'free-axis-contiguous, 16-byte strides: MN-major descriptors' };
+    return { load: 'cp.async-mn', why: `free-axis-contiguous, 16-byte strides: MN-major descriptors${tma ? ' (a broadcast axis is no tensor map)' : ', TMA off'}` };
+  }
+  if (!rows) return { load: 'elements', why: sk !== 1 ? `k stride ${sk}` : `rows not 16-byte aligned (strides ${f.strides.join(', ')}, address alignment ${f.alignment})` };
+  if (!tma) return { load: 'cp.async', why: 'TMA off' };
+  const [freeStride, batchStride] = tensorMapStrides(f);
+  if (freeStride === 0 || batchStride === 0) return { load: 'cp.async', why: 'a broadcast axis (stride 0) is no tensor map' };
+  return { load: 'tma', why: 'k-contiguous, 16-byte strides' };
+}
+
+/** The byte strides of an operand's tensor map (free axis, batch axis); an axis of size 1 takes 16 (never stepped). */
+export function tensorMapStrides(f: OperandFacts): [number, number] {
+  const [sb, sf] = f.strides;
+  return [f.sizes[1] === 1 ? 16 : sf * f.itemsize, f.sizes[0] === 1 ? 16 : sb * f.itemsize];
+}
+
+export function wgmmaProducer(lhs: OperandFacts, rhs: OperandFacts, tma: { driver: boolean; allowed: boolean }): Decision<WgmmaProducer> {
+  const on = tma.driver && tma.allowed;
+  const l = operandLoad(lhs, on), r = operandLoad(rhs, on);
+  const off = !tma.driver ? 'the driver lacks cuTensorMapEncodeTiled; ' : !tma.allowed ? 'JAXON_WGMMA_TMA=0; ' : '';
+  return { name: 'wgmma producer', choice: { lhs: l.load, rhs: r.load }, why: `${off}lhs: ${l.why}; rhs: ${r.why}` };
 }
 
 function describeGemmTiling(t: GemmTiling): string {

@@ -29,6 +29,8 @@ export interface GemmTarget {
   path?: GemmPath | null;
   /** what an autotune chose for this shape class (and why), used instead of the heuristic's */
   tuned?: { path?: 'mma' | 'wgmma'; tiling: GemmTiling; why: string } | null;
+  /** whether the driver can encode TMA descriptors (cuTensorMapEncodeTiled; default true) */
+  tma?: boolean;
 }
 
 /** A dot kernel's params, read in kernel-ir.ts's order. */
@@ -99,7 +101,7 @@ export function dot(k: DotKernel, params: readonly number[], alignments: readonl
     ? { name: 'gemm path', choice: 'wgmma' as const, why: `Hopper's warpgroup MMA, ${k.inputDtype}, f32 accumulation: ${target.tuned.why}` }
     : gemmPath(facts);
   if (path.choice === 'simt') return simtDot(k, p, path);
-  if (path.choice === 'wgmma') return wgmma(k, p, alignments, path, wgmmaTiling(p));
+  if (path.choice === 'wgmma') return wgmma(k, p, alignments, path, wgmmaTiling(p), target.tma ?? true);
   const tiling = target.tuned ? { name: 'gemm tiling', choice: target.tuned.tiling, why: target.tuned.why } : gemmTiling(facts);
   return gemm(k, p, alignments, path, tiling, name);
 }

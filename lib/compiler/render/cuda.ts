@@ -51,14 +51,14 @@ import { kernelJson, kernelName } from '../kernel-ir.js';
 import type { ElementwiseKernel, Expr, Kernel } from '../kernel-ir.js';
 import { CUDA_DIALECT, CUDA_TYPES, ExprRenderer, exprsUseIota, someNode } from './expr.js';
 import {
-  BLOCK, type BufferArg, type RenderedKernel, dotStrides, gridStride, indent, indexType, int, parameterList, strideGrid,
+  BLOCK, type BufferArg, type RenderedKernel, type TensorMapParam, dotStrides, gridStride, indent, indexType, int, parameterList, strideGrid,
   unravel, viewReach,
 } from './cuda-common.js';
 import { ParamReader } from './cuda-params.js';
 import { reduce } from './cuda-reduce.js';
 import { type GemmTarget, dot } from './cuda-dot.js';
 import { indexed } from './cuda-indexed.js';
-import { decisionComment, elementwiseVectorWidth, gridStrideLaunch, transposeTiling } from './cuda-decisions.js';
+import { decisionComment, elementwiseVectorWidth, gridStrideLaunch, tmaAllowed, transposeTiling } from './cuda-decisions.js';
 
 const { computeType, loadValue, storageType, storeValue } = CUDA_TYPES;
 
@@ -70,6 +70,8 @@ export interface CudaKernelSource {
   grid: [number, number, number];
   block: [number, number, number];
   sharedMemBytes: number;
+  /** tensor-map parameters the launch encodes after the buffers' pointers (cuda-common.ts TensorMapParam) */
+  tensorMaps?: TensorMapParam[];
 }
 
 export interface RenderCudaOptions {
@@ -115,7 +117,7 @@ export function renderCuda(kernel: Kernel, params: readonly number[], options: R
     throw new TypeError(`renderCuda: alignments must be ${count} powers of two (one per buffer of ${kernel.kind} kernel), got ${JSON.stringify(alignments)}`);
   }
   const gemm = kernel.kind === 'dot' ? options.gemm ?? {} : {};
-  const specialization = `${exactJson(kernel)}|${params.join(',')}|${alignments.join(',')}${kernel.kind === 'dot' && Object.keys(gemm).length ? `|${JSON.stringify(gemm)}` : ''}`;
+  const specialization = `${exactJson(kernel)}|${params.join(',')}|${alignments.join(',')}${kernel.kind === 'dot' && Object.keys(gemm).length ? `|${JSON.stringify(gemm)}` : ''}${kernel.kind === 'dot' && !tmaAllowed() ? '|no tma' : ''}`;
   const name = options.name ?? `${kernelName(kernel).slice(0, 48).replace(/_+$/, '')}_${shortHash(specialization)}`;
   if (typeof name !== 'string' || !C_IDENTIFIER.test(name)) {
     throw new TypeError(`renderCuda: name must be a C identifier, got ${JSON.stringify(options.name)}`);
@@ -133,11 +135,11 @@ export function renderCuda(kernel: Kernel, params: readonly number[], options: R
   ].join('\n');
   const source = `${header}
 #include "jaxon_cuda.h"
-${r.globals ? `${r.globals}\n` : ''}extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${parameterList(r.buffers)}) {
+${r.globals ? `${r.globals}\n` : ''}extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${parameterList(r.buffers)}${(r.tensorMaps ?? []).map((m) => `, const __grid_constant__ jx_tensor_map ${m.name}`).join('')}) {
 ${r.body}
 }
 `;
-  return { name, source, grid: r.grid, block: r.block, sharedMemBytes };
+  return { name, source, grid: r.grid, block: r.block, sharedMemBytes, ...(r.tensorMaps?.length ? { tensorMaps: r.tensorMaps } : {}) };
 }
 
 function renderKernel(k: Kernel, params: readonly number[], alignments: number[], name: string, gemm: GemmTarget): RenderedKernel {
