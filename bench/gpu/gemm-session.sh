@@ -10,10 +10,13 @@ out=${OUT:-/tmp/jaxon-gpu-out}; mkdir -p "$out"
 step() { local s=$1; shift; echo "== step $*  (limit ${s}s, $(date -u +%T))"; timeout "$s" "$@"; echo "== exit $? ($(date -u +%T))"; }
 cuda=(env JAXON_TEST_PLATFORM=cuda JAXON_PLATFORMS=cuda)
 step 25 bash bench/gpu/verify.sh --part env --out "$out" > /dev/null; tail -8 "$out/verify-env.log"
-tests=${GEMM_TESTS:-dist/test/cuda-mma.test.js dist/test/cuda-gemm.test.js dist/test/gemm-autotune.test.js dist/test/mlp.test.js}
-match=(); [ -n "${GEMM_MATCH:-}" ] && match=(--match "$GEMM_MATCH")
+# the PTX layout tests whole, beside the GEMM tests (GEMM_MATCH: ava --match patterns joined by '|')
+tests=${GEMM_TESTS:-dist/test/cuda-gemm.test.js dist/test/gemm-autotune.test.js dist/test/mlp.test.js}
+match=(); IFS='|' read -ra patterns <<< "${GEMM_MATCH:-}"; for p in "${patterns[@]}"; do match+=(--match "$p"); done
+"${cuda[@]}" timeout "${T_TESTS:-130}" npx ava --verbose dist/test/cuda-mma.test.js > "$out/tests-mma.log" 2>&1 &
 step "${T_TESTS:-130}" "${cuda[@]}" npx ava --concurrency 4 --verbose $tests "${match[@]}" > "$out/tests.log" 2>&1
-grep -E "✘|tests? (passed|failed)|known failure|skipped|todo|Error" "$out/tests.log" | head -30
+wait
+grep -E "✘|tests? (passed|failed)|known failure|skipped|todo|Error" "$out/tests-mma.log" "$out/tests.log" | head -30
 rows=${GEMM_ONLY:-gemm_bf16_4096,gemm_bf16_8192,gemm_f32_4096,mlp_gelu,tutorial_baseline}
 if [ -n "${JAX_JSON:-}" ]; then
   # JAX's side from an earlier call on the same kind of card (named in the record), to spend the loan on jaxon's side
