@@ -212,7 +212,29 @@ export interface ScatterKernel {
   mode: 'clip' | 'fill';
 }
 
+/**
+ * One stage of a stable sort along the middle axis of contiguous arrays viewed as [pre, n, post] (lax.sort; lower.ts
+ * chains the stages). Elements compare lexicographically by the first `numKeys` operands with JAX's comparator
+ * (lax._sort_lt_comparator: floats canonicalized so -0 == 0 and every NaN is one value greater than +inf); ties keep
+ * their order. Every stage is a loop over all pre·n·post elements, one element per thread on a GPU, so one long row
+ * and many short ones both fill the device (a merge sort in which each element finds its own place):
+ *  - 'sort_rows': rows of n <= width sorted directly: each element counts the elements that go before it and moves
+ *    every operand there. params: [pre, n, post, width]; buffers: outputs..., inputs... (dtypes: every operand's)
+ *  - 'rank': the same within runs of `width`, writing each run's order (positions along the row, int32) instead.
+ *    params: [pre, n, post, width]; buffers: order, keys... (dtypes: the keys')
+ *  - 'merge': sorted runs of `width` merged pairwise: each element binary-searches the other run of its pair.
+ *    params: [pre, n, post, width]; buffers: order out, order in, keys... (dtypes: the keys')
+ *  - 'permute': out_k = in_k at the sorted order. params: [pre, n, post]; buffers: outputs..., order, inputs...
+ */
+export interface SortKernel {
+  kind: 'sort';
+  stage: 'sort_rows' | 'rank' | 'merge' | 'permute';
+  dtypes: DType[];
+  numKeys: number;
+}
+
 export type Kernel =
+  | SortKernel
   | ElementwiseKernel
   | ReduceKernel
   | CumulativeKernel
@@ -271,6 +293,7 @@ export function kernelName(k: Kernel): string {
     case 'dynamic_update_slice': return `dynamic_update_slice_${dtypeCode(k.dtype)}`;
     case 'gather': return `gather_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
     case 'scatter': return `scatter_${k.combine}_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
+    case 'sort': return `sort_${k.stage}_${k.numKeys}_${k.dtypes.map(dtypeCode).join('_')}`;
   }
 }
 

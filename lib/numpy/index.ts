@@ -18,6 +18,7 @@ export * from './reductions.js';
 export * from './linalg.js';
 export * from './indexing.js';
 export * from './testing.js';
+export * from './sorting.js';
 export { Array };
 
 export const bool = 'bool' as const;

@@ -114,3 +114,32 @@ export function cumulativeRule(monoid: Monoid) {
     return [out];
   };
 }
+
+/** JAX's sort comparator on one key (lax._sort_lt_comparator): floats with -0 == 0 and every NaN equal and last. */
+function sortLess(a: number, b: number): boolean {
+  return Number.isNaN(b) ? !Number.isNaN(a) : a < b;
+}
+
+/** lax.sort: a stable sort of each line along `dimension`, lexicographic over the first numKeys operands. */
+export function sortRule(inputs: RefArray[], { dimension, numKeys }: PrimitiveParams['sort']): Float64Array[] {
+  const { outer, size, inner } = aroundAxis(inputs[0]!.shape, dimension);
+  const outs = inputs.map((x) => new Float64Array(x.data.length));
+  const order = Array.from({ length: size }, (_, i) => i);
+  for (let o = 0; o < outer; o++) {
+    for (let j = 0; j < inner; j++) {
+      const at = (k: number) => o * size * inner + k * inner + j;
+      const byKeys = (a: number, b: number): number => {
+        for (let key = 0; key < numKeys; key++) {
+          const x = inputs[key]!.data[at(a)]!;
+          const y = inputs[key]!.data[at(b)]!;
+          if (sortLess(x, y)) return -1;
+          if (sortLess(y, x)) return 1;
+        }
+        return a - b; // stable
+      };
+      const sorted = order.slice().sort(byKeys);
+      sorted.forEach((from, k) => inputs.forEach((x, i) => (outs[i]![at(k)] = x.data[at(from)]!)));
+    }
+  }
+  return outs;
+}

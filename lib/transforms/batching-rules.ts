@@ -321,6 +321,10 @@ export const batchingRules: { [P in Primitive]: BatchRule<P> } = {
     return [bind('slice', [x!], { startIndices: insert(startIndices, 0), limitIndices: insert(limitIndices, size), strides: strides && insert(strides, 1) }), [d!]];
   },
   pad: padRule,
+  sort: (vals, dims, params, size) => {
+    const outs = bind('sort', vals.map((v, i) => batchDimAt(v, dims[i]!, 0, size)), { ...params, dimension: params.dimension + 1 });
+    return [outs, outs.map(() => 0)];
+  },
   concatenate: (vals, dims, { dimension }, size) => [bind('concatenate', vals.map((v, i) => batchDimAt(v, dims[i]!, 0, size)), { dimension: dimension + 1 }), [0]],
   dynamic_slice: dynamicSliceRule,
   dynamic_update_slice: dynamicUpdateSliceRule,

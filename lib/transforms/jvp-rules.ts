@@ -180,6 +180,27 @@ function cumulativeJvp(prim: 'cumprod' | 'cummax' | 'cummin'): JvpRule<typeof pr
   };
 }
 
+/**
+ * JAX's _sort_jvp: the primals sorted together with an iota along the dimension, and each tangent gathered at the
+ * positions that iota ends up holding (a gather, whose transpose is a scatter-add: grad works through sort).
+ */
+const sortJvp: JvpRule<'sort'> = (primals, tangents, params) => {
+  const shape = [...primals[0]!.shape];
+  const { dimension } = params;
+  const iotas = shape.map((_, d) => bind1('iota', [], { dtype: 'int32', shape, dimension: d }));
+  const sorted = bind('sort', [...primals, iotas[dimension]!], params);
+  const permutation = sorted.pop()!;
+  if (tangents.every((t) => t === null)) return [sorted, sorted.map(() => null)];
+  // index vectors [..., rank]: the position along every axis, the sorted one from the permutation
+  const columns = shape.map((_, d) => bind1('broadcast_in_dim', [d === dimension ? permutation : iotas[d]!], { shape: [...shape, 1], broadcastDimensions: shape.map((__, k) => k) }));
+  const indices = columns.length === 1 ? columns[0]! : bind1('concatenate', columns, { dimension: shape.length });
+  const axes = shape.map((_, d) => d);
+  const gather = (t: Array) => bind1('gather', [t, indices], {
+    dimensionNumbers: { offsetDims: [], collapsedSliceDims: axes, startIndexMap: axes }, sliceSizes: shape.map(() => 1), mode: 'clip', fillValue: null,
+  });
+  return [sorted, tangents.map((t) => (t === null ? null : gather(t)))];
+};
+
 // ---- indexing ----
 
 /** The gather that reads back, for every update element, the operand element a scatter wrote it to. */
@@ -423,6 +444,7 @@ export const jvpRules: { [P in Primitive]: JvpRule<P> } = {
   cumprod: cumulativeJvp('cumprod'),
   cummax: cumulativeJvp('cummax'),
   cummin: cumulativeJvp('cummin'),
+  sort: sortJvp,
 
   dot_general: ([x, y], [tx, ty], params) => {
     const out = bind1('dot_general', [x!, y!], params);
