@@ -14,7 +14,7 @@ import { assertThrowsMentioning, checkAgainstReference, randomValues } from './h
 import { type EncodedNumber, decodeNumber, loadFixture } from './helpers/fixtures.js';
 
 interface Spec { shape: number[]; dtype: DType; values: EncodedNumber[] }
-interface Case { fn: string; args: string[]; options: Record<string, unknown>; expected: Spec | { values: Spec; indices: Spec } }
+interface Case { fn: string; args: string[]; options: Record<string, unknown>; expected: Spec | Spec[] | { values: Spec; indices: Spec } }
 const fixture = loadFixture<{ inputs: Record<string, Spec>; cases: Case[] }>('sort.json');
 
 const make = (s: Spec): Array => lax.reshape(jnp.array(s.values.map((v) => (typeof v === 'boolean' ? Number(v) : decodeNumber(v))), { dtype: s.dtype }), s.shape);
@@ -42,20 +42,38 @@ function run(c: Case, args: Array[]): Array[] {
       return [jnp.searchsorted(args[0]!, args[1]!, { side: o.side as 'left' | 'right', ...(sorter ? { sorter } : {}) })];
     }
     case 'top_k': return lax.topK(args[0]!, o.k as number);
+    case 'nonzero': return jnp.nonzero(args[0]!, o);
+    case 'flatnonzero': return [jnp.flatnonzero(args[0]!, o)];
+    case 'argwhere': return [jnp.argwhere(args[0]!, o)];
+    case 'bincount': return [jnp.bincount(args[0]!, { ...o, ...(typeof o.weights === 'string' ? { weights: input(o.weights) } : {}) })];
+    case 'unique': {
+      const out = jnp.unique(args[0]!, o);
+      return out instanceof globalThis.Array ? out : [out];
+    }
   }
   throw new Error(`unknown fixture function ${c.fn}`);
 }
 
-const expectedOf = (c: Case): Spec[] => ('indices' in c.expected ? [c.expected.values, c.expected.indices] : [c.expected as Spec]);
+const expectedOf = (c: Case): Spec[] => (globalThis.Array.isArray(c.expected) ? c.expected : 'indices' in c.expected ? [c.expected.values, c.expected.indices] : [c.expected as Spec]);
 
-for (const fn of ['sort', 'argsort', 'lexsort', 'searchsorted', 'top_k']) {
-  test(`${fn} matches NumPy bit for bit, eager and under jit`, (t) => {
-    const cases = fixture.cases.filter((c) => c.fn === fn);
-    t.true(cases.length >= 4);
-    for (const c of cases) {
+/** Functions whose result size depends on the data run under jit only with a static size (length for bincount). */
+const staticSized = (c: Case) => !['nonzero', 'flatnonzero', 'argwhere', 'bincount', 'unique'].includes(c.fn) || c.options.size !== undefined || c.options.length !== undefined;
+
+for (const fns of [['sort'], ['argsort'], ['lexsort', 'searchsorted', 'top_k'], ['nonzero', 'flatnonzero', 'argwhere', 'bincount', 'unique']]) {
+  test(`${fns.join(', ')} match NumPy bit for bit, eager and under jit`, (t) => {
+    for (const fn of fns) t.true(fixture.cases.filter((c) => c.fn === fn).length >= 2, fn);
+    for (const c of fixture.cases.filter((x) => fns.includes(x.fn))) {
+      const fn = c.fn;
       const args = c.args.map(input);
       const label = `${fn}(${c.args.join(', ')}, ${JSON.stringify(c.options)})`;
       const eager = run(c, args);
+      t.is(eager.length, expectedOf(c).length, `${label}: number of outputs`);
+      if (!staticSized(c)) {
+        expectedOf(c).forEach((e, i) => assertExact(t, eager[i]!, e, `${label} output ${i}`));
+        const error = t.throws(() => jax.jit((...xs: Array[]) => run(c, xs))(...args));
+        t.true(error?.name === 'ConcretizationTypeError' && error.message.includes(`jnp.${fn}`) && /static `(size|length)`/.test(error.message), error?.message);
+        continue;
+      }
       const jitted = jax.jit((...xs: Array[]) => run(c, xs))(...args) as Array[];
       expectedOf(c).forEach((e, i) => {
         assertExact(t, eager[i]!, e, `${label} output ${i}`);
@@ -137,6 +155,12 @@ test('vmap of sort, argsort, topK and searchsorted equals a loop over the batch'
   const q = input('queries'); // [5, 8]
   const qs = [0, 1, 2, 3, 4].map((r) => lax.reshape(lax.sliceInDim(q, r, r + 1, 1, 0), [8]));
   check(jax.vmap((row: Array) => jnp.searchsorted(a, row))(q) as Array, qs.map((row) => jnp.searchsorted(a, row)), 'searchsorted');
+  // value-dependent sizes made static: each row's unique values and nonzero indices, padded
+  const m = input('m2'); // [4, 6]
+  const mRows = [0, 1, 2, 3].map((r) => lax.reshape(lax.sliceInDim(m, r, r + 1, 1, 0), [6]));
+  check(jax.vmap((row: Array) => jnp.unique(row, { size: 5, fillValue: 9 }))(m) as Array, mRows.map((row) => jnp.unique(row, { size: 5, fillValue: 9 }) as Array), 'unique with size');
+  check(jax.vmap((row: Array) => jnp.nonzero(row, { size: 4 })[0])(m) as Array, mRows.map((row) => jnp.nonzero(row, { size: 4 })[0]!), 'nonzero with size');
+  check(jax.vmap((row: Array) => jnp.bincount(lax.add(row, 1), { length: 3 }))(m) as Array, mRows.map((row) => jnp.bincount(lax.add(row, 1), { length: 3 })), 'bincount with length');
   // a batched key with an unbatched payload
   const payload = lax.broadcastedIota("int32", [45], 0);
   const [, carried] = jax.vmap((r: Array) => lax.sortKeyVal(r, payload), { inAxes: 0 })(x) as Array[];
@@ -175,4 +199,11 @@ test('bad input names the function, the argument and the values', (t) => {
   assertThrowsMentioning(t, () => jnp.lexsort([x, jnp.array([1, 2])]), 'jnp.lexsort', 'same shape');
   assertThrowsMentioning(t, () => jnp.sort(x, { axis: 2 }), 'jnp.sort', 'axis', '2');
   assertThrowsMentioning(t, () => jnp.sort(x, { bogus: 1 } as never), 'jnp.sort', 'bogus');
+  assertThrowsMentioning(t, () => jnp.bincount(jnp.array([1.5])), 'jnp.bincount', 'integer type', 'float32');
+  assertThrowsMentioning(t, () => jnp.bincount(jnp.array([1, 2], { dtype: 'int32' }), { length: -1 }), 'jnp.bincount', 'length', '-1');
+  assertThrowsMentioning(t, () => jnp.nonzero(jnp.array(1)), 'jnp.nonzero', '0d');
+  assertThrowsMentioning(t, () => jnp.nonzero(jnp.zeros([2, 2]), { size: 3, fillValue: [1, 2, 3] }), 'jnp.nonzero', 'fillValue', 'length 2');
+  assertThrowsMentioning(t, () => jnp.unique(x, { size: 1.5 }), 'jnp.unique', 'size', '1.5');
+  // JAX's bincount: negative values count at 0, values at or past length are dropped
+  t.deepEqual([...jnp.bincount(jnp.array([-2, 0, 3, 7, -1], { dtype: 'int32' }), { length: 5 }).dataSync()], [3, 0, 0, 1, 0]);
 });

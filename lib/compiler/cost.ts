@@ -531,6 +531,14 @@ const sortRule: Rule<'sort'> = (c, xs) => {
   return xs.map((x) => param(x.shape, x.dtype, op));
 };
 
+/** top_k: counted as a sort of the operand writing the k values and indices (not checked against XLA's count for TopK). */
+const topKRule: Rule<'top_k'> = (c, [x], _params, ctx) => {
+  const n = x!.size;
+  const bytes = ctx.outAvals.reduce((s, a) => s + sizeOf(a.shape) * itemsize(a.dtype), 0);
+  const op = c.emit({ ...readAll([x!], bytes), flops: n * Math.ceil(Math.log2(Math.max(n, 1))) }, [x!], [], 'int32').op;
+  return ctx.outAvals.map((a) => param(a.shape, a.dtype, op));
+};
+
 function gatherRule(c: Computation, [operand, indices]: Value[], p: PrimitiveParams['gather'], ctx: EqnContext): Value[] {
   const shape = ctx.outAvals[0]!.shape;
   if (p.mode === 'clip') return [gather(c, operand!, indices!, shape)];
@@ -601,6 +609,7 @@ const RULES: { [P in Primitive]: Rule<P> } = {
   argmax: argRule, argmin: argRule,
   cumsum: cumulativeRule, cumprod: cumulativeRule, cummax: cumulativeRule, cummin: cumulativeRule,
   sort: sortRule,
+  top_k: topKRule,
   dot_general: (c, [a, b], { dimensionNumbers: [[contracting]] }, ctx) => {
     const out = ctx.outAvals[0]!;
     const k = contracting.reduce((s, d) => s * a!.shape[d]!, 1);

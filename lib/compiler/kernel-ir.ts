@@ -228,9 +228,15 @@ export interface ScatterKernel {
  */
 export interface SortKernel {
   kind: 'sort';
-  stage: 'sort_rows' | 'rank' | 'merge' | 'permute';
+  stage: 'sort_rows' | 'rank' | 'merge' | 'permute' | 'top_k';
   dtypes: DType[];
   numKeys: number;
+  /**
+   * 'top_k' (lax.top_k; one key, post = 1): largest first in XLA's TopK order, a total order on the bits (-NaN lowest,
+   * then -inf ... -0 < +0 ... +inf, +NaN highest, NaNs by payload). The 'top_k' stage then writes the first k of each
+   * row and their positions. params: [pre, n, k]; buffers: values, indices, order, input.
+   */
+  order?: 'top_k';
 }
 
 export type Kernel =
@@ -293,7 +299,7 @@ export function kernelName(k: Kernel): string {
     case 'dynamic_update_slice': return `dynamic_update_slice_${dtypeCode(k.dtype)}`;
     case 'gather': return `gather_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
     case 'scatter': return `scatter_${k.combine}_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
-    case 'sort': return `sort_${k.stage}_${k.numKeys}_${k.dtypes.map(dtypeCode).join('_')}`;
+    case 'sort': return `sort_${k.stage}${k.order ? `_${k.order}` : ''}_${k.numKeys}_${k.dtypes.map(dtypeCode).join('_')}`;
   }
 }
 

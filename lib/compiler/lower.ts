@@ -280,6 +280,7 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   argmin: (ins, outs, { axes }) => reduceLaunch('argmin', ins[0]!, outs[0]!, axes),
   cumsum: cumulativeRule('sum'), cumprod: cumulativeRule('prod'), cummax: cumulativeRule('max'), cummin: cumulativeRule('min'),
   sort: (ins, _outs, { dimension, numKeys }) => lowerSort(ins, dimension, numKeys),
+  top_k: (ins, _outs, { k }) => lowerTopK(ins[0]!, k),
   dot_general: (ins, outs, { dimensionNumbers, precision }) => lowerDot(ins[0]!, ins[1]!, outs[0]!, dimensionNumbers, precision === 'highest'),
 };
 
@@ -342,6 +343,26 @@ function lowerSort(ins: ShapedArray[], dimension: number, numKeys: number): Plan
     current = 1 - current;
   }
   plan.launches.push({ kernel: { kind: 'sort', stage: 'permute', dtypes, numKeys }, buffers: [...outputs, temp(current), ...ins.map((_, i) => input(i))], params: [pre, n, post] });
+  return plan;
+}
+
+/** lax.top_k: the row sorted into an order with XLA's TopK comparator (as lowerSort's stages), then its first k taken. */
+function lowerTopK(x: ShapedArray, k: number): Plan {
+  const n = x.shape[x.shape.length - 1]!;
+  const pre = sizeOf(x.shape) / Math.max(n, 1);
+  const plan: Plan = { launches: [], temps: [], aliases: new Map() };
+  if (pre * n * k === 0) return plan;
+  const kernel = (stage: 'rank' | 'merge' | 'top_k') => ({ kind: 'sort' as const, stage, dtypes: [x.dtype], numKeys: 1, order: 'top_k' as const });
+  const temp = (index: number): BufferRef => ({ kind: 'temp', index });
+  plan.temps.push({ dtype: 'int32', size: pre * n });
+  plan.launches.push({ kernel: kernel('rank'), buffers: [temp(0), input(0)], params: [pre, n, 1, Math.min(n, SORT_RUN)] });
+  let current = 0;
+  if (n > SORT_RUN) plan.temps.push({ dtype: 'int32', size: pre * n });
+  for (let width = SORT_RUN; width < n; width *= 2) {
+    plan.launches.push({ kernel: kernel('merge'), buffers: [temp(1 - current), temp(current), input(0)], params: [pre, n, 1, width] });
+    current = 1 - current;
+  }
+  plan.launches.push({ kernel: kernel('top_k'), buffers: [output(0), output(1), temp(current), input(0)], params: [pre, n, k] });
   return plan;
 }
 

@@ -113,6 +113,8 @@ export interface PrimitiveParams extends UnaryParams {
    * `numKeys` (JAX's comparator: floats with -0 == 0 and every NaN equal and last); always stable here.
    */
   sort: { dimension: number; isStable: boolean; numKeys: number };
+  /** lax.top_k: the k largest along the last axis (XLA's TopK order: total order on the bits) and their int32 indices. */
+  top_k: { k: number };
   /** precision: absent or null is 'default' */
   dot_general: { dimensionNumbers: DotDimensionNumbers; preferredElementType: DType | null; precision?: DotPrecision | null };
   /** Identity whose tangent is zero (lax.stopGradient). */
@@ -612,6 +614,15 @@ const shapeAndDtypeRules: AbstractEvalTable = {
     }
     if (shape[dimension]! > 2 ** 31 - 1) fail('sort', `cannot sort ${shape[dimension]} elements along one axis (at most 2^31 - 1)`);
     return avals.map((a) => aval(a.shape, a.dtype, a.weakType));
+  },
+  top_k: (avals, { k }) => {
+    arity('top_k', avals, 1);
+    const x = avals[0]!;
+    if (x.shape.length === 0) fail('top_k', `operand must have rank >= 1, got shape []`);
+    const n = x.shape[x.shape.length - 1]!;
+    if (!Number.isInteger(k) || k < 0 || k > n) fail('top_k', `k must be an integer from 0 to the last axis' size ${n}, got ${k}`);
+    const shape = [...x.shape.slice(0, -1), k];
+    return [aval(shape, x.dtype, x.weakType), aval(shape, 'int32')];
   },
   dot_general: (avals, { dimensionNumbers, preferredElementType }) => {
     arity('dot_general', avals, 2);

@@ -1,11 +1,8 @@
 // lax.sort, lax.sortKeyVal and lax.topK (jax/_src/lax/lax.py): thin wrappers
-// over the sort primitive. topK is JAX's own primitive; here it is a sort on
-// keys that give XLA's TopK order (descending, -0 below +0, NaNs above every
-// number, ties by lower index) followed by a slice of the first k.
+// over the sort and top_k primitives.
 import { Array, type ArrayLike } from '../core/array.js';
-import { bind, bind1 } from '../core/bind.js';
+import { bind } from '../core/bind.js';
 import { toArray } from '../core/coerce.js';
-import { isFloating } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { normalizeAxis } from '../core/shape.js';
 
@@ -49,33 +46,17 @@ export function sortKeyVal(keys: ArrayLike, values: ArrayLike, options: { dimens
 }
 
 /**
- * lax.top_k: the k largest entries along the last axis and their int32 indices, largest first, equal entries by
- * lower index, as XLA's TopK orders them: -0 below +0 and NaN above every number. (A NaN whose sign bit is set is
- * treated as any other NaN here; XLA puts it below -inf.)
+ * lax.top_k: the k largest entries along the last axis and their int32 indices, largest first, equal entries by lower
+ * index, in XLA's TopK order: a total order on the bits, so -0 sorts below +0, a NaN with the sign bit set below -inf
+ * and any other NaN above +inf.
  */
 export function topK(operand: ArrayLike, k: number): [Array, Array] {
   const x = toArray('lax.topK', operand, 'operand');
   if (!Number.isInteger(k)) throw new TypeError(`lax.topK: k must be an integer, got ${show(k)}`);
   if (k < 0) throw new ValueError(`lax.topK: k argument to top_k must be nonnegative, got ${k}`);
   if (x.ndim === 0) throw new ValueError('lax.topK: operand must have rank >= 1, got a scalar');
-  const last = x.ndim - 1;
-  const n = x.shape[last]!;
+  const n = x.shape[x.ndim - 1]!;
   if (k > n) throw new ValueError(`lax.topK: k argument to top_k must be no larger than minor dimension ${n} of operand shape ${show(x.shape)}, got ${k}`);
-  const shape = [...x.shape];
-  const iota = bind1('iota', [], { dtype: 'int32', shape, dimension: last });
-  let keys: Array[];
-  if (isFloating(x.dtype)) {
-    const isNan = bind1('ne', [x, x], {});
-    const int32 = (b: Array) => bind1('convert_element_type', [b], { newDtype: 'int32', weakType: false });
-    // NaNs first, then -x ascending; among zeros +0 before -0 (1 / -0 is -inf)
-    const zero = bind1('convert_element_type', [toArray('lax.topK', 0)], { newDtype: x.dtype, weakType: false });
-    const one = bind1('convert_element_type', [toArray('lax.topK', 1)], { newDtype: x.dtype, weakType: false });
-    const negativeZero = bind1('and', [bind1('eq', [x, zero], {}), bind1('lt', [bind1('div', [one, x], {}), zero], {})], {});
-    keys = [bind1('not', [int32(isNan)], {}), bind1('neg', [x], {}), int32(negativeZero)];
-  } else {
-    keys = [bind1('not', [x], {})]; // ~x reverses the order of every integer and bool without overflow
-  }
-  const sorted = bind('sort', [...keys, x, iota], { dimension: last, isStable: true, numKeys: keys.length });
-  const head = (a: Array) => bind1('slice', [a], { startIndices: shape.map(() => 0), limitIndices: shape.map((d, i) => (i === last ? k : d)), strides: null });
-  return [head(sorted[keys.length]!), head(sorted[keys.length + 1]!)];
+  const [values, indices] = bind('top_k', [x], { k });
+  return [values!, indices!];
 }

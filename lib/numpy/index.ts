@@ -19,6 +19,7 @@ export * from './linalg.js';
 export * from './indexing.js';
 export * from './testing.js';
 export * from './sorting.js';
+export * from './sets.js';
 export { Array };
 
 export const bool = 'bool' as const;
@@ -76,3 +77,4 @@ registerArrayMethods(disposeIntermediates({
     copy: (x) => creation.array(x, { copy: true }),
   }, 'Array.'),
 }, 'Array.'));
+

@@ -38,7 +38,7 @@ import {
 import {
   dynamicSliceRule, dynamicUpdateSliceRule, gatherRule, scatterAddRule, scatterMaxRule, scatterMinRule, scatterMulRule, scatterSetRule,
 } from './indexing.js';
-import { CUMULATIVE_MONOIDS, REDUCE_MONOIDS, argReduceRule, cumulativeRule, reduceRule, sortRule } from './reductions.js';
+import { CUMULATIVE_MONOIDS, REDUCE_MONOIDS, argReduceRule, cumulativeRule, reduceRule, sortRule, topKRule } from './reductions.js';
 import { condReference, scanReference, whileReference } from './control-flow.js';
 import { checkpointReference, customCallReference } from './checkpoint.js';
 import { debugCallbackReference, pureCallbackReference } from './callbacks.js';
@@ -113,6 +113,7 @@ export const referenceRules: { [P in Primitive]: ReferenceRule<P> } = {
   cummax: cumulativeRule(CUMULATIVE_MONOIDS.cummax),
   cummin: cumulativeRule(CUMULATIVE_MONOIDS.cummin),
   sort: sortRule,
+  top_k: topKRule,
   dot_general: dotGeneralRule,
   stop_gradient: copyRule,
   scan: scanReference,

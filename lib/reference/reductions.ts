@@ -120,6 +120,32 @@ function sortLess(a: number, b: number): boolean {
   return Number.isNaN(b) ? !Number.isNaN(a) : a < b;
 }
 
+/** XLA's TopK order: a total order on the bits (-NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN); NaN payloads are not compared. */
+function totalOrderKey(v: number): [number, number] {
+  const bits = new DataView(new Float64Array([v]).buffer);
+  const negative = (bits.getUint8(7) & 0x80) !== 0;
+  if (Number.isNaN(v)) return [negative ? 0 : 2, 0];
+  return [1, v === 0 ? (negative ? -Number.MIN_VALUE : 0) : v];
+}
+
+/** lax.top_k: the k largest of each row of the last axis in XLA's TopK order, ties by lower index, and their indices. */
+export function topKRule(inputs: RefArray[], { k }: PrimitiveParams['top_k']): Float64Array[] {
+  const x = inputs[0]!;
+  const n = x.shape[x.shape.length - 1]!;
+  const rows = n ? x.data.length / n : 0;
+  const values = new Float64Array(rows * k);
+  const indices = new Float64Array(rows * k);
+  for (let r = 0; r < rows; r++) {
+    const keys = Array.from({ length: n }, (_, i) => totalOrderKey(x.data[r * n + i]!));
+    const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => keys[b]![0] - keys[a]![0] || keys[b]![1] - keys[a]![1] || a - b);
+    for (let j = 0; j < k; j++) {
+      values[r * k + j] = x.data[r * n + order[j]!]!;
+      indices[r * k + j] = order[j]!;
+    }
+  }
+  return [values, indices];
+}
+
 /** lax.sort: a stable sort of each line along `dimension`, lexicographic over the first numKeys operands. */
 export function sortRule(inputs: RefArray[], { dimension, numKeys }: PrimitiveParams['sort']): Float64Array[] {
   const { outer, size, inner } = aroundAxis(inputs[0]!.shape, dimension);

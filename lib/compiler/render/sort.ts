@@ -14,6 +14,16 @@ import type { IndexedBuffer, IndexedSpec } from './indexed.js';
 
 /** Statements that set `int out` to whether row position `a` sorts strictly before row position `b` (C expressions). */
 function keyLess(k: SortKernel, keys: string[], types: DialectTypes, a: string, b: string, out: string): string[] {
+  if (k.order === 'top_k') {
+    const d = k.dtypes[0]!;
+    const load = (at: string) => types.loadValue(d, `${keys[0]}[(row + (${at})) * post + c]`);
+    // XLA's TopK key: the bits as a signed integer, negative floats' magnitudes reversed (-0 just below +0)
+    const key = (v: string) => d === 'float64'
+      ? `((jx_i64)JX_D2U(${v}) < 0 ? (jx_i64)(0x7fffffffffffffffull - JX_D2U(${v})) : (jx_i64)JX_D2U(${v}))`
+      : isFloating(d) ? `((jx_i32)JX_F2U(${v}) < 0 ? (jx_i32)(0x7fffffffu - JX_F2U(${v})) : (jx_i32)JX_F2U(${v}))` : v;
+    const t = isFloating(d) ? types.computeType(d) : types.computeType(d);
+    return [`int ${out};`, '{', `  const ${t} jx_x = ${load(a)};`, `  const ${t} jx_y = ${load(b)};`, `  ${out} = ${key('jx_x')} > ${key('jx_y')};`, '}'];
+  }
   let nested: string[] = [];
   for (let j = k.numKeys - 1; j >= 0; j--) {
     const d = k.dtypes[j]!;
@@ -34,12 +44,22 @@ function keyLess(k: SortKernel, keys: string[], types: DialectTypes, a: string, 
 
 const COORDS = 'const jx_index c = i % post, p = (i / post) % n, row = i / post / n * n;';
 
+const order = (name: string, output: boolean): IndexedBuffer => ({ name, dtype: 'int32', output });
+
 export function sortSpec(k: SortKernel, types: DialectTypes): IndexedSpec {
+  if (k.stage === 'top_k') {
+    return {
+      label: 'the first k of each row in the sorted order, with their positions',
+      params: [{ name: 'pre' }, { name: 'n' }, { name: 'k' }],
+      buffers: [{ name: 'values', dtype: k.dtypes[0]!, output: true }, { name: 'indices', dtype: 'int32', output: true }, order('order', false), { name: 'in0', dtype: k.dtypes[0]!, output: false }],
+      setup: [],
+      loops: [{ count: ['pre', 'k'], body: ['const jx_index row = i / k * n;', 'const jx_index q = order[row + i % k];', 'values[i] = in0[row + q];', 'indices[i] = (int32_t)q;'] }],
+    };
+  }
   const params = [{ name: 'pre' }, { name: 'n' }, { name: 'post' }, ...(k.stage === 'permute' ? [] : [{ name: 'width' }])];
   const inputs = k.dtypes.map((d, j): IndexedBuffer => ({ name: `in${j}`, dtype: d, output: false }));
   const outputs = k.dtypes.map((d, j): IndexedBuffer => ({ name: `out${j}`, dtype: d, output: true }));
   const keys = inputs.slice(0, k.numKeys).map((b) => b.name);
-  const order = (name: string, output: boolean): IndexedBuffer => ({ name, dtype: 'int32', output });
   const count = ['pre', 'n', 'post'];
   // the rank of element p among the run [s, e) of its row: the elements before it in the sorted run
   const rank = [
