@@ -42,6 +42,8 @@ function run(c: Case, args: Array[]): Array[] {
       return [jnp.searchsorted(args[0]!, args[1]!, { side: o.side as 'left' | 'right', ...(sorter ? { sorter } : {}) })];
     }
     case 'top_k': return lax.topK(args[0]!, o.k as number);
+    case 'partition': return [jnp.partition(args[0]!, o.kth as number, { axis: o.axis as number })];
+    case 'argpartition': return [jnp.argpartition(args[0]!, o.kth as number, { axis: o.axis as number })];
     case 'nonzero': return jnp.nonzero(args[0]!, o);
     case 'flatnonzero': return [jnp.flatnonzero(args[0]!, o)];
     case 'argwhere': return [jnp.argwhere(args[0]!, o)];
@@ -59,7 +61,7 @@ const expectedOf = (c: Case): Spec[] => (globalThis.Array.isArray(c.expected) ? 
 /** Functions whose result size depends on the data run under jit only with a static size (length for bincount). */
 const staticSized = (c: Case) => !['nonzero', 'flatnonzero', 'argwhere', 'bincount', 'unique'].includes(c.fn) || c.options.size !== undefined || c.options.length !== undefined;
 
-for (const fns of [['sort'], ['argsort'], ['lexsort', 'searchsorted', 'top_k'], ['nonzero', 'flatnonzero', 'argwhere', 'bincount', 'unique']]) {
+for (const fns of [['sort'], ['argsort'], ['lexsort', 'searchsorted'], ['top_k', 'partition', 'argpartition'], ['nonzero', 'flatnonzero', 'argwhere', 'bincount', 'unique']]) {
   test(`${fns.join(', ')} match NumPy bit for bit, eager and under jit`, (t) => {
     for (const fn of fns) t.true(fixture.cases.filter((c) => c.fn === fn).length >= 2, fn);
     for (const c of fixture.cases.filter((x) => fns.includes(x.fn))) {
@@ -122,6 +124,26 @@ test('long rows (merge passes), a middle axis and one long row sort stably, eage
     }
   }
   t.pass();
+});
+
+test('topK orders as XLA TopK: a total order on the bits (-NaN lowest, -0 < +0, +NaN highest), equal values by lower index', (t) => {
+  const nan = jnp.array([NaN], { dtype: 'float32' });
+  const negativeNan = lax.neg(nan);
+  const bits = (a: Array) => globalThis.Array.from(new Uint32Array(new Float32Array(a.dataSync()).buffer));
+  t.is(bits(negativeNan)[0]! >>> 31, 1, 'lax.neg(NaN) has the sign bit set');
+  const x = jnp.concatenate([jnp.array([1], { dtype: 'float32' }), nan, negativeNan, jnp.array([-0, 0, -Infinity, Infinity, 1], { dtype: 'float32' })]);
+  for (const run of [(a: Array) => lax.topK(a, 8), jax.jit((a: Array) => lax.topK(a, 8))]) {
+    const [values, indices] = run(x) as [Array, Array];
+    t.deepEqual(globalThis.Array.from(indices.dataSync()), [1, 6, 0, 7, 4, 3, 5, 2]);
+    const v = bits(values);
+    t.deepEqual([v[0]! >>> 31, v[7]! >>> 31], [0, 1], 'NaN signs kept');
+    t.true(Object.is(values.dataSync()[4], 0) && Object.is(values.dataSync()[5], -0));
+  }
+  checkAgainstReference(t, () => lax.topK(x, 8));
+  for (const dtype of ['int32', 'uint8', 'float16'] as DType[]) {
+    const y = jnp.array(randomValues(2 * 75, 5, 0, 9).map(Math.floor), { dtype }).reshape([2, 75]);
+    checkAgainstReference(t, () => lax.topK(y, 40), { message: dtype });
+  }
 });
 
 test('several operands and keys agree with the float64 reference interpreter; sortKeyVal carries values', (t) => {

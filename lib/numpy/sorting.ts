@@ -8,7 +8,7 @@ import { isFloating } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
 import { normalizeAxis } from '../core/shape.js';
 import * as lax from '../lax/ops.js';
-import { sort as laxSort } from '../lax/sort.js';
+import { sort as laxSort, topK } from '../lax/sort.js';
 import { full } from './creation.js';
 import { promote } from './util.js';
 
@@ -122,4 +122,50 @@ export function searchsorted(a: ArrayLike, v: ArrayLike, options: { side?: 'left
     [low, high] = [lax.select(left, low, mid), lax.select(left, mid, high)];
   }
   return high;
+}
+
+function partitionOperand(fn: string, a: ArrayLike, kth: number, axis: number): { x: Array; kth: number; axis: number } {
+  const x = toArray(fn, a, 'a');
+  if (x.dtype.startsWith('uint')) throw new TypeError(`${fn}: unsigned dtypes are not supported (JAX raises NotImplementedError for ${x.dtype})`);
+  if (x.ndim === 0) throw new ValueError(`${fn}: a must have rank >= 1, got a scalar`);
+  const ax = normalizeAxis(fn, axis, x.ndim);
+  const k = normalizeAxis(fn, kth, x.shape[ax]!, 'kth');
+  return { x: swapLast(x, ax), kth: k, axis: ax };
+}
+
+/** x with axes `axis` and -1 swapped (its own inverse). */
+function swapLast(x: Array, axis: number): Array {
+  const last = x.ndim - 1;
+  if (axis === last) return x;
+  const perm = x.shape.map((_, i) => (i === axis ? last : i === last ? axis : i));
+  return lax.transpose(x, perm);
+}
+
+/**
+ * jnp.partition, as JAX computes it: the kth+1 smallest (lax.topK of -a, negated back) in ascending order, then the
+ * rest (lax.topK of a) in descending order, so the kth element is in its sorted place.
+ */
+export function partition(a: ArrayLike, kth: number, options: { axis?: number } = {}): Array {
+  const fn = 'jnp.partition';
+  checkOptions(fn, options, ['axis']);
+  const { x, kth: k, axis } = partitionOperand(fn, a, kth, options.axis ?? -1);
+  const n = x.shape[x.ndim - 1]!;
+  const bottom = lax.neg(topK(lax.neg(x), k + 1)[0]);
+  const top = topK(x, n - k - 1)[0];
+  return swapLast(lax.concatenate([bottom, top], x.ndim - 1), axis);
+}
+
+/** jnp.argpartition, as JAX computes it: indices of the kth+1 smallest, then of the rest through a proxy that marks them. */
+export function argpartition(a: ArrayLike, kth: number, options: { axis?: number } = {}): Array {
+  const fn = 'jnp.argpartition';
+  checkOptions(fn, options, ['axis']);
+  const { x, kth: k, axis } = partitionOperand(fn, a, kth, options.axis ?? -1);
+  const n = x.shape[x.ndim - 1]!;
+  const last = x.ndim - 1;
+  const bottom = topK(lax.neg(x), k + 1)[1];
+  // proxy: ones with zeros at the chosen indices, so the rest are the top n - k - 1 of it (by lower index among ties)
+  const chosen = lax.reduceOr(lax.eq(lax.broadcastInDim(bottom, [...bottom.shape, n], x.shape.map((_, i) => i)), lax.broadcastedIota('int32', [...bottom.shape, n], last + 1)), [last]);
+  const proxy = lax.select(chosen, lax.broadcastInDim(toArray(fn, 0, 'proxy', 'float32'), [...x.shape], []), lax.broadcastInDim(toArray(fn, 1, 'proxy', 'float32'), [...x.shape], []));
+  const top = topK(proxy, n - k - 1)[1];
+  return swapLast(lax.concatenate([bottom, top], last), axis);
 }
