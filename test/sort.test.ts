@@ -146,6 +146,23 @@ test('topK orders as XLA TopK: a total order on the bits (-NaN lowest, -0 < +0, 
   }
 });
 
+// ports of jax/tests/lax_test.py (testSortFloatSpecialValues, testSort / testSortKeyVal / testTopK over dtypes)
+test('lax_test ports: special floats sort by value with NaNs last whatever their sign; sort, sortKeyVal, topK over dtypes', (t) => {
+  for (const dtype of ['float16', 'bfloat16', 'float32'] as DType[]) {
+    const x = jnp.concatenate([jnp.array([-Infinity, 0, -0, Infinity, NaN], { dtype }), lax.neg(jnp.array([NaN], { dtype }))]);
+    const [, indices] = lax.sortKeyVal(x, lax.broadcastedIota('int32', [6], 0));
+    t.deepEqual(globalThis.Array.from(indices.dataSync()), [0, 1, 2, 3, 4, 5], dtype);
+  }
+  // distinct values in a random order, as the JAX tests draw them, for the dtypes the fixtures leave out, both axes
+  for (const dtype of ['bool', 'int8', 'int16', 'uint16', 'uint32', 'bfloat16'] as DType[]) {
+    const values = randomValues(35, 21, 0, 1).map((v, i) => [v, i] as const).sort((a, b) => a[0] - b[0]).map(([, i]) => (dtype === 'bool' ? i % 2 : i));
+    const x = jnp.array(values, { dtype }).reshape([5, 7]);
+    for (const axis of [0, -1]) checkAgainstReference(t, () => lax.sort(x, { dimension: axis }), { message: `sort ${dtype} axis ${axis}` });
+    checkAgainstReference(t, () => lax.sortKeyVal(x, lax.broadcastedIota('int32', [5, 7], 1), { dimension: -1 }), { message: `sortKeyVal ${dtype}` });
+    checkAgainstReference(t, () => lax.topK(x, 3), { message: `topK ${dtype}` });
+  }
+});
+
 test('several operands and keys agree with the float64 reference interpreter; sortKeyVal carries values', (t) => {
   const k0 = jnp.array(randomValues(2 * 45, 11, 0, 3).map(Math.floor), { dtype: 'int32' }).reshape([2, 45]);
   const k1 = jnp.array(randomValues(2 * 45, 12, -2, 2).map((v, i) => (i % 13 === 0 ? NaN : Math.round(v))), { dtype: 'float32' }).reshape([2, 45]);
