@@ -21,7 +21,7 @@ function keyLess(k: SortKernel, keys: string[], types: DialectTypes, a: string, 
     const key = (v: string) => d === 'float64'
       ? `((jx_i64)JX_D2U(${v}) < 0 ? (jx_i64)(0x7fffffffffffffffull - JX_D2U(${v})) : (jx_i64)JX_D2U(${v}))`
       : isFloating(d) ? `((jx_i32)JX_F2U(${v}) < 0 ? (jx_i32)(0x7fffffffu - JX_F2U(${v})) : (jx_i32)JX_F2U(${v}))` : v;
-    const t = isFloating(d) ? types.computeType(d) : types.computeType(d);
+    const t = types.computeType(d);
     return [`int ${out};`, '{', `  const ${t} jx_x = ${load(a)};`, `  const ${t} jx_y = ${load(b)};`, `  ${out} = ${key('jx_x')} > ${key('jx_y')};`, '}'];
   }
   let nested: string[] = [];
