@@ -3,7 +3,7 @@
 // stacked with jnp.stack, with inAxes 0, 1, -1 and null mixed and outAxes 0
 // / 1; nested vmap, vmap of jit and jit of vmap; pytrees in and out; a small
 // MLP; jnp functions (matmul, einsum, softmax, indexing, .at().set, take,
-// cumsum, concatenate, pad, where); JAX's error messages.
+// cumsum, concatenate, pad, where); sort and topK; JAX's error messages.
 import test, { type ExecutionContext } from 'ava';
 import * as jax from '../lib/index.js';
 import { numpy as jnp, lax } from '../lib/index.js';
@@ -218,6 +218,9 @@ test('reductions, argmax/argmin and cumulative ops shift their axes', (t) => {
     check(t, 'cummax', (a: Array) => lax.cummax(a, { axis: 1 }), [x], [axis], out);
     check(t, 'cummin reverse', (a: Array) => lax.cummin(a, { axis: 0, reverse: true }), [x], [axis], out);
     check(t, 'cumsum int32', (a: Array) => lax.cumsum(a, { axis: 0 }), [ints], [axis], out);
+    check(t, 'sort', (a: Array) => lax.sort(a, { dimension: 0 }), [x], [axis], out);
+    check(t, 'sort two keys with an unbatched payload', (a: Array, b: Array, c: Array) => lax.sort([a, b, c], { dimension: 1, numKeys: 2 }), [ints, x, rand([[4, 5], [3, 5], [3, 4]][i]!, 3)], [axis, axis, null], out);
+    check(t, 'topK', (a: Array) => lax.topK(a, 2), [x], [axis], out);
   }
 });
 

@@ -520,6 +520,25 @@ const argRule: Rule<'argmax' | 'argmin'> = (c, [x], { axes, indexDtype }, ctx) =
 const cumulativeRule: Rule<'cumsum' | 'cumprod' | 'cummax' | 'cummin'> = (c, [x], { axis }) =>
   [reduce(c, [x!], [x!.dtype], x!.shape, x!.dtype, (x!.shape[axis]! - 1) * x!.size, 1)];
 
+/**
+ * sort: XLA's HloCostAnalysis::HandleSort counts n·ceil(log2 n) flops over all elements of the first operand (a
+ * comparison sort); bytes as its default, every operand read and every output (one tuple of them) written.
+ */
+const sortRule: Rule<'sort'> = (c, xs) => {
+  const n = xs[0]!.size;
+  const bytes = xs.reduce((s, x) => s + x.bytes, 0);
+  const op = c.emit({ ...readAll(xs, bytes), flops: n * Math.ceil(Math.log2(Math.max(n, 1))) }, xs, [], 'int32').op;
+  return xs.map((x) => param(x.shape, x.dtype, op));
+};
+
+/** top_k: counted as a sort of the operand writing the k values and indices (not checked against XLA's count for TopK). */
+const topKRule: Rule<'top_k'> = (c, [x], _params, ctx) => {
+  const n = x!.size;
+  const bytes = ctx.outAvals.reduce((s, a) => s + sizeOf(a.shape) * itemsize(a.dtype), 0);
+  const op = c.emit({ ...readAll([x!], bytes), flops: n * Math.ceil(Math.log2(Math.max(n, 1))) }, [x!], [], 'int32').op;
+  return ctx.outAvals.map((a) => param(a.shape, a.dtype, op));
+};
+
 function gatherRule(c: Computation, [operand, indices]: Value[], p: PrimitiveParams['gather'], ctx: EqnContext): Value[] {
   const shape = ctx.outAvals[0]!.shape;
   if (p.mode === 'clip') return [gather(c, operand!, indices!, shape)];
@@ -589,6 +608,8 @@ const RULES: { [P in Primitive]: Rule<P> } = {
   reduce_sum: reduceRule, reduce_prod: reduceRule, reduce_max: reduceRule, reduce_min: reduceRule, reduce_and: reduceRule, reduce_or: reduceRule,
   argmax: argRule, argmin: argRule,
   cumsum: cumulativeRule, cumprod: cumulativeRule, cummax: cumulativeRule, cummin: cumulativeRule,
+  sort: sortRule,
+  top_k: topKRule,
   dot_general: (c, [a, b], { dimensionNumbers: [[contracting]] }, ctx) => {
     const out = ctx.outAvals[0]!;
     const k = contracting.reduce((s, d) => s * a!.shape[d]!, 1);

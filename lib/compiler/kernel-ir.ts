@@ -212,7 +212,35 @@ export interface ScatterKernel {
   mode: 'clip' | 'fill';
 }
 
+/**
+ * One stage of a stable sort along the middle axis of contiguous arrays viewed as [pre, n, post] (lax.sort; lower.ts
+ * chains the stages). Elements compare lexicographically by the first `numKeys` operands with JAX's comparator
+ * (lax._sort_lt_comparator: floats canonicalized so -0 == 0 and every NaN is one value greater than +inf); ties keep
+ * their order. Every stage is a loop over all pre·n·post elements, one element per thread on a GPU, so one long row
+ * and many short ones both fill the device (a merge sort in which each element finds its own place):
+ *  - 'sort_rows': rows of n <= width sorted directly: each element counts the elements that go before it and moves
+ *    every operand there. params: [pre, n, post, width]; buffers: outputs..., inputs... (dtypes: every operand's)
+ *  - 'rank': the same within runs of `width`, writing each run's order (positions along the row, int32) instead.
+ *    params: [pre, n, post, width]; buffers: order, keys... (dtypes: the keys')
+ *  - 'merge': sorted runs of `width` merged pairwise: each element binary-searches the other run of its pair.
+ *    params: [pre, n, post, width]; buffers: order out, order in, keys... (dtypes: the keys')
+ *  - 'permute': out_k = in_k at the sorted order. params: [pre, n, post]; buffers: outputs..., order, inputs...
+ */
+export interface SortKernel {
+  kind: 'sort';
+  stage: 'sort_rows' | 'rank' | 'merge' | 'permute' | 'top_k';
+  dtypes: DType[];
+  numKeys: number;
+  /**
+   * 'top_k' (lax.top_k; one key, post = 1): largest first in XLA's TopK order, a total order on the bits (-NaN lowest,
+   * then -inf ... -0 < +0 ... +inf, +NaN highest, NaNs by payload). The 'top_k' stage then writes the first k of each
+   * row and their positions. params: [pre, n, k]; buffers: values, indices, order, input.
+   */
+  order?: 'top_k';
+}
+
 export type Kernel =
+  | SortKernel
   | ElementwiseKernel
   | ReduceKernel
   | CumulativeKernel
@@ -271,6 +299,7 @@ export function kernelName(k: Kernel): string {
     case 'dynamic_update_slice': return `dynamic_update_slice_${dtypeCode(k.dtype)}`;
     case 'gather': return `gather_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
     case 'scatter': return `scatter_${k.combine}_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
+    case 'sort': return `sort_${k.stage}${k.order ? `_${k.order}` : ''}_${k.numKeys}_${k.dtypes.map(dtypeCode).join('_')}`;
   }
 }
 

@@ -279,6 +279,8 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   argmax: (ins, outs, { axes }) => reduceLaunch('argmax', ins[0]!, outs[0]!, axes),
   argmin: (ins, outs, { axes }) => reduceLaunch('argmin', ins[0]!, outs[0]!, axes),
   cumsum: cumulativeRule('sum'), cumprod: cumulativeRule('prod'), cummax: cumulativeRule('max'), cummin: cumulativeRule('min'),
+  sort: (ins, _outs, { dimension, numKeys }) => lowerSort(ins, dimension, numKeys),
+  top_k: (ins, _outs, { k }) => lowerTopK(ins[0]!, k),
   dot_general: (ins, outs, { dimensionNumbers, precision }) => lowerDot(ins[0]!, ins[1]!, outs[0]!, dimensionNumbers, precision === 'highest'),
 };
 
@@ -307,6 +309,61 @@ function scatterLaunch(
     ...x.shape, ...up.shape, ...upToOperand, ...upToBatch, ...dn.scatterDimsToOperandDims, ...window,
   ];
   return single({ kind: 'scatter', combine, dtype: x.dtype, indexDtype: idx.dtype, mode }, [output(0), input(0), input(1), input(2)], params);
+}
+
+/** Rows up to this long sort in one launch, each element counting the others; longer rows sort runs of it, then merge. */
+export const SORT_RUN = 32;
+
+/**
+ * lax.sort as stages of kernel-ir.ts's SortKernel: short rows in one launch; long ones as runs of SORT_RUN sorted into
+ * an int32 order (a temporary), log2(n / SORT_RUN) merge passes between two order temporaries, then every operand
+ * gathered along the final order.
+ */
+function lowerSort(ins: ShapedArray[], dimension: number, numKeys: number): Plan {
+  const shape = ins[0]!.shape;
+  const pre = sizeOf(shape.slice(0, dimension));
+  const n = shape[dimension]!;
+  const post = sizeOf(shape.slice(dimension + 1));
+  const dtypes = ins.map((a) => a.dtype);
+  const keys = ins.slice(0, numKeys).map((_, i) => input(i));
+  const plan: Plan = { launches: [], temps: [], aliases: new Map() };
+  if (pre * n * post === 0) return plan;
+  const outputs = ins.map((_, i) => output(i));
+  if (n <= SORT_RUN) {
+    plan.launches.push({ kernel: { kind: 'sort', stage: 'sort_rows', dtypes, numKeys }, buffers: [...outputs, ...ins.map((_, i) => input(i))], params: [pre, n, post, n] });
+    return plan;
+  }
+  const keyDtypes = dtypes.slice(0, numKeys);
+  const temp = (index: number): BufferRef => ({ kind: 'temp', index });
+  plan.temps.push({ dtype: 'int32', size: pre * n * post }, { dtype: 'int32', size: pre * n * post });
+  plan.launches.push({ kernel: { kind: 'sort', stage: 'rank', dtypes: keyDtypes, numKeys }, buffers: [temp(0), ...keys], params: [pre, n, post, SORT_RUN] });
+  let current = 0;
+  for (let width = SORT_RUN; width < n; width *= 2) {
+    plan.launches.push({ kernel: { kind: 'sort', stage: 'merge', dtypes: keyDtypes, numKeys }, buffers: [temp(1 - current), temp(current), ...keys], params: [pre, n, post, width] });
+    current = 1 - current;
+  }
+  plan.launches.push({ kernel: { kind: 'sort', stage: 'permute', dtypes, numKeys }, buffers: [...outputs, temp(current), ...ins.map((_, i) => input(i))], params: [pre, n, post] });
+  return plan;
+}
+
+/** lax.top_k: the row sorted into an order with XLA's TopK comparator (as lowerSort's stages), then its first k taken. */
+function lowerTopK(x: ShapedArray, k: number): Plan {
+  const n = x.shape[x.shape.length - 1]!;
+  const pre = sizeOf(x.shape) / Math.max(n, 1);
+  const plan: Plan = { launches: [], temps: [], aliases: new Map() };
+  if (pre * n * k === 0) return plan;
+  const kernel = (stage: 'rank' | 'merge' | 'top_k') => ({ kind: 'sort' as const, stage, dtypes: [x.dtype], numKeys: 1, order: 'top_k' as const });
+  const temp = (index: number): BufferRef => ({ kind: 'temp', index });
+  plan.temps.push({ dtype: 'int32', size: pre * n });
+  plan.launches.push({ kernel: kernel('rank'), buffers: [temp(0), input(0)], params: [pre, n, 1, Math.min(n, SORT_RUN)] });
+  let current = 0;
+  if (n > SORT_RUN) plan.temps.push({ dtype: 'int32', size: pre * n });
+  for (let width = SORT_RUN; width < n; width *= 2) {
+    plan.launches.push({ kernel: kernel('merge'), buffers: [temp(1 - current), temp(current), input(0)], params: [pre, n, 1, width] });
+    current = 1 - current;
+  }
+  plan.launches.push({ kernel: kernel('top_k'), buffers: [output(0), output(1), temp(current), input(0)], params: [pre, n, k] });
+  return plan;
 }
 
 /** Strides of `axes` of a row-major array, merged into one axis if they are contiguous with each other; null if not. */

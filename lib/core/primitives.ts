@@ -108,6 +108,13 @@ export interface PrimitiveParams extends UnaryParams {
   argmin: { axes: number[]; indexDtype: DType };
   cumsum: { axis: number; reverse: boolean }; cumprod: { axis: number; reverse: boolean };
   cummax: { axis: number; reverse: boolean }; cummin: { axis: number; reverse: boolean };
+  /**
+   * lax.sort: operands of one shape sorted together along `dimension`, ordered lexicographically by the first
+   * `numKeys` (JAX's comparator: floats with -0 == 0 and every NaN equal and last); always stable here.
+   */
+  sort: { dimension: number; isStable: boolean; numKeys: number };
+  /** lax.top_k: the k largest along the last axis (XLA's TopK order: total order on the bits) and their int32 indices. */
+  top_k: { k: number };
   /** precision: absent or null is 'default' */
   dot_general: { dimensionNumbers: DotDimensionNumbers; preferredElementType: DType | null; precision?: DotPrecision | null };
   /** Identity whose tangent is zero (lax.stopGradient). */
@@ -596,6 +603,27 @@ const shapeAndDtypeRules: AbstractEvalTable = {
   argmax: argReduce('argmax'),
   argmin: argReduce('argmin'),
   cumsum: cumulative('cumsum'), cumprod: cumulative('cumprod'), cummax: cumulative('cummax'), cummin: cumulative('cummin'),
+  sort: (avals, { dimension, numKeys }) => {
+    if (avals.length < 1) fail('sort', `needs at least one operand`);
+    sameShapes('sort', avals);
+    const shape = avals[0]!.shape;
+    if (shape.length === 0) fail('sort', `operands must have rank >= 1, got shape []`);
+    checkAxes('sort', [dimension], shape.length);
+    if (!Number.isInteger(numKeys) || numKeys < 1 || numKeys > avals.length) {
+      fail('sort', `numKeys must be an integer from 1 to the number of operands (${avals.length}), got ${numKeys}`);
+    }
+    if (shape[dimension]! > 2 ** 31 - 1) fail('sort', `cannot sort ${shape[dimension]} elements along one axis (at most 2^31 - 1)`);
+    return avals.map((a) => aval(a.shape, a.dtype, a.weakType));
+  },
+  top_k: (avals, { k }) => {
+    arity('top_k', avals, 1);
+    const x = avals[0]!;
+    if (x.shape.length === 0) fail('top_k', `operand must have rank >= 1, got shape []`);
+    const n = x.shape[x.shape.length - 1]!;
+    if (!Number.isInteger(k) || k < 0 || k > n) fail('top_k', `k must be an integer from 0 to the last axis' size ${n}, got ${k}`);
+    const shape = [...x.shape.slice(0, -1), k];
+    return [aval(shape, x.dtype, x.weakType), aval(shape, 'int32')];
+  },
   dot_general: (avals, { dimensionNumbers, preferredElementType }) => {
     arity('dot_general', avals, 2);
     const [l, r] = avals as [ShapedArray, ShapedArray];

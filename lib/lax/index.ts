@@ -1,3 +1,4 @@
 // The `lax` namespace.
 export * from './ops.js';
 export * from './control-flow.js';
+export * from './sort.js';

@@ -18,6 +18,8 @@ export * from './reductions.js';
 export * from './linalg.js';
 export * from './indexing.js';
 export * from './testing.js';
+export * from './sorting.js';
+export * from './sets.js';
 export { Array };
 
 export const bool = 'bool' as const;
@@ -75,3 +77,4 @@ registerArrayMethods(disposeIntermediates({
     copy: (x) => creation.array(x, { copy: true }),
   }, 'Array.'),
 }, 'Array.'));
+

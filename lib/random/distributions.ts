@@ -18,7 +18,7 @@ import * as lax from '../lax/ops.js';
 import * as jnp from '../numpy/index.js';
 import { jit } from '../transforms/jit.js';
 import { type Key, checkKey } from './keys.js';
-import { stableArgsort } from './sort.js';
+import { sortKeyVal } from '../lax/sort.js';
 import { randomBits, splitKey } from './threefry.js';
 import { erf32, erfInv, fma, log1p, log32 } from './xla-math.js';
 
@@ -394,8 +394,7 @@ function shuffle(key: Key, x: Array, axis: number): Array {
   let k = key;
   for (let r = 0; r < rounds; r++) {
     const [next, subkey] = splitForShuffle(k);
-    const order = stableArgsort(jnp.moveaxis(sortKeysJit(subkey!, [...x.shape]), axis, -1));
-    x = jnp.moveaxis(jnp.takeAlongAxis(jnp.moveaxis(x, axis, -1), order, -1, { mode: 'promise_in_bounds' }), -1, axis);
+    x = sortKeyVal(sortKeysJit(subkey!, [...x.shape]), x, { dimension: axis })[1];
     k = next!;
   }
   return x;

@@ -38,7 +38,7 @@ import {
 import {
   dynamicSliceRule, dynamicUpdateSliceRule, gatherRule, scatterAddRule, scatterMaxRule, scatterMinRule, scatterMulRule, scatterSetRule,
 } from './indexing.js';
-import { CUMULATIVE_MONOIDS, REDUCE_MONOIDS, argReduceRule, cumulativeRule, reduceRule } from './reductions.js';
+import { CUMULATIVE_MONOIDS, REDUCE_MONOIDS, argReduceRule, cumulativeRule, reduceRule, sortRule, topKRule } from './reductions.js';
 import { condReference, scanReference, whileReference } from './control-flow.js';
 import { checkpointReference, customCallReference } from './checkpoint.js';
 import { debugCallbackReference, pureCallbackReference } from './callbacks.js';
@@ -112,6 +112,8 @@ export const referenceRules: { [P in Primitive]: ReferenceRule<P> } = {
   cumprod: cumulativeRule(CUMULATIVE_MONOIDS.cumprod),
   cummax: cumulativeRule(CUMULATIVE_MONOIDS.cummax),
   cummin: cumulativeRule(CUMULATIVE_MONOIDS.cummin),
+  sort: sortRule,
+  top_k: topKRule,
   dot_general: dotGeneralRule,
   stop_gradient: copyRule,
   scan: scanReference,

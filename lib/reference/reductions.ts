@@ -114,3 +114,58 @@ export function cumulativeRule(monoid: Monoid) {
     return [out];
   };
 }
+
+/** JAX's sort comparator on one key (lax._sort_lt_comparator): floats with -0 == 0 and every NaN equal and last. */
+function sortLess(a: number, b: number): boolean {
+  return Number.isNaN(b) ? !Number.isNaN(a) : a < b;
+}
+
+/** XLA's TopK order: a total order on the bits (-NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN); NaN payloads are not compared. */
+function totalOrderKey(v: number): [number, number] {
+  const bits = new DataView(new Float64Array([v]).buffer);
+  const negative = (bits.getUint8(7) & 0x80) !== 0;
+  if (Number.isNaN(v)) return [negative ? 0 : 2, 0];
+  return [1, v === 0 ? (negative ? -Number.MIN_VALUE : 0) : v];
+}
+
+/** lax.top_k: the k largest of each row of the last axis in XLA's TopK order, ties by lower index, and their indices. */
+export function topKRule(inputs: RefArray[], { k }: PrimitiveParams['top_k']): Float64Array[] {
+  const x = inputs[0]!;
+  const n = x.shape[x.shape.length - 1]!;
+  const rows = n ? x.data.length / n : 0;
+  const values = new Float64Array(rows * k);
+  const indices = new Float64Array(rows * k);
+  for (let r = 0; r < rows; r++) {
+    const keys = Array.from({ length: n }, (_, i) => totalOrderKey(x.data[r * n + i]!));
+    const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => keys[b]![0] - keys[a]![0] || keys[b]![1] - keys[a]![1] || a - b);
+    for (let j = 0; j < k; j++) {
+      values[r * k + j] = x.data[r * n + order[j]!]!;
+      indices[r * k + j] = order[j]!;
+    }
+  }
+  return [values, indices];
+}
+
+/** lax.sort: a stable sort of each line along `dimension`, lexicographic over the first numKeys operands. */
+export function sortRule(inputs: RefArray[], { dimension, numKeys }: PrimitiveParams['sort']): Float64Array[] {
+  const { outer, size, inner } = aroundAxis(inputs[0]!.shape, dimension);
+  const outs = inputs.map((x) => new Float64Array(x.data.length));
+  const order = Array.from({ length: size }, (_, i) => i);
+  for (let o = 0; o < outer; o++) {
+    for (let j = 0; j < inner; j++) {
+      const at = (k: number) => o * size * inner + k * inner + j;
+      const byKeys = (a: number, b: number): number => {
+        for (let key = 0; key < numKeys; key++) {
+          const x = inputs[key]!.data[at(a)]!;
+          const y = inputs[key]!.data[at(b)]!;
+          if (sortLess(x, y)) return -1;
+          if (sortLess(y, x)) return 1;
+        }
+        return a - b; // stable
+      };
+      const sorted = order.slice().sort(byKeys);
+      sorted.forEach((from, k) => inputs.forEach((x, i) => (outs[i]![at(k)] = x.data[at(from)]!)));
+    }
+  }
+  return outs;
+}

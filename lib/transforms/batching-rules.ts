@@ -321,6 +321,12 @@ export const batchingRules: { [P in Primitive]: BatchRule<P> } = {
     return [bind('slice', [x!], { startIndices: insert(startIndices, 0), limitIndices: insert(limitIndices, size), strides: strides && insert(strides, 1) }), [d!]];
   },
   pad: padRule,
+  sort: (vals, dims, params, size) => {
+    const outs = bind('sort', vals.map((v, i) => batchDimAt(v, dims[i]!, 0, size)), { ...params, dimension: params.dimension + 1 });
+    return [outs, outs.map(() => 0)];
+  },
+  // top_k works on the last axis: the batch moves to the front
+  top_k: ([x], [d], params, size) => [bind('top_k', [batchDimAt(x!, d!, 0, size)], params), [0, 0]],
   concatenate: (vals, dims, { dimension }, size) => [bind('concatenate', vals.map((v, i) => batchDimAt(v, dims[i]!, 0, size)), { dimension: dimension + 1 }), [0]],
   dynamic_slice: dynamicSliceRule,
   dynamic_update_slice: dynamicUpdateSliceRule,

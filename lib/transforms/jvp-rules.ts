@@ -180,6 +180,44 @@ function cumulativeJvp(prim: 'cumprod' | 'cummax' | 'cummin'): JvpRule<typeof pr
   };
 }
 
+/**
+ * JAX's _sort_jvp: the primals sorted together with an iota along the dimension, and each tangent gathered at the
+ * positions that iota ends up holding (a gather, whose transpose is a scatter-add: grad works through sort).
+ */
+const sortJvp: JvpRule<'sort'> = (primals, tangents, params) => {
+  const shape = [...primals[0]!.shape];
+  const { dimension } = params;
+  const iotas = shape.map((_, d) => bind1('iota', [], { dtype: 'int32', shape, dimension: d }));
+  const sorted = bind('sort', [...primals, iotas[dimension]!], params);
+  const permutation = sorted.pop()!;
+  if (tangents.every((t) => t === null)) return [sorted, sorted.map(() => null)];
+  // index vectors [..., rank]: the position along every axis, the sorted one from the permutation
+  const columns = shape.map((_, d) => bind1('broadcast_in_dim', [d === dimension ? permutation : iotas[d]!], { shape: [...shape, 1], broadcastDimensions: shape.map((__, k) => k) }));
+  const indices = columns.length === 1 ? columns[0]! : bind1('concatenate', columns, { dimension: shape.length });
+  const axes = shape.map((_, d) => d);
+  const gather = (t: Array) => bind1('gather', [t, indices], {
+    dimensionNumbers: { offsetDims: [], collapsedSliceDims: axes, startIndexMap: axes }, sliceSizes: shape.map(() => 1), mode: 'clip', fillValue: null,
+  });
+  return [sorted, tangents.map((t) => (t === null ? null : gather(t)))];
+};
+
+/** JAX's _top_k_jvp: the tangent gathered at the indices top_k chose (zero for the indices). */
+const topKJvp: JvpRule<'top_k'> = ([x], [t], params) => {
+  const [values, indices] = bind('top_k', [x!], params) as [Array, Array];
+  if (!t) return [[values, indices], [null, null]];
+  const shape = [...indices.shape];
+  const rank = shape.length;
+  const columns = shape.map((_, d) => (d === rank - 1
+    ? bind1('broadcast_in_dim', [indices], { shape: [...shape, 1], broadcastDimensions: shape.map((__, i) => i) })
+    : bind1('iota', [], { dtype: 'int32', shape: [...shape, 1], dimension: d })));
+  const gatherIndices = columns.length === 1 ? columns[0]! : bind1('concatenate', columns, { dimension: rank });
+  const axes = shape.map((_, d) => d);
+  const tangent = bind1('gather', [t, gatherIndices], {
+    dimensionNumbers: { offsetDims: [], collapsedSliceDims: axes, startIndexMap: axes }, sliceSizes: shape.map(() => 1), mode: 'clip', fillValue: null,
+  });
+  return [[values, indices], [tangent, null]];
+};
+
 // ---- indexing ----
 
 /** The gather that reads back, for every update element, the operand element a scatter wrote it to. */
@@ -423,6 +461,8 @@ export const jvpRules: { [P in Primitive]: JvpRule<P> } = {
   cumprod: cumulativeJvp('cumprod'),
   cummax: cumulativeJvp('cummax'),
   cummin: cumulativeJvp('cummin'),
+  sort: sortJvp,
+  top_k: topKJvp,
 
   dot_general: ([x, y], [tx, ty], params) => {
     const out = bind1('dot_general', [x!, y!], params);

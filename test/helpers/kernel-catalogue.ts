@@ -170,6 +170,12 @@ function primitiveEntries(): CatalogueEntry[] {
     for (const d of ['float32', 'bfloat16', 'int32', 'uint8'] as DType[]) add(prim, [a([4, 5, 6], d)], { axis: 1, reverse: false });
     add(prim, [a([4, 5, 6], 'float16')], { axis: 2, reverse: true });
   }
+  // sort: short rows (one launch), long rows (rank, merges, permute), several operands and keys, a middle axis
+  for (const d of ['float32', 'bfloat16', 'int32', 'uint8', 'bool'] as DType[]) add('sort', [a([4, 7], d)], { dimension: 1, isStable: true, numKeys: 1 });
+  add('sort', [a([3, 100], 'float32'), a([3, 100], 'int32')], { dimension: 1, isStable: true, numKeys: 1 }, ' long rows');
+  add('sort', [a([5, 40, 3], 'float16'), a([5, 40, 3], 'int32'), a([5, 40, 3], 'float32')], { dimension: 1, isStable: true, numKeys: 2 }, ' two keys');
+  for (const d of ['float32', 'bfloat16', 'float64', 'int32', 'uint8'] as DType[]) add('top_k', [a([4, 9], d)], { k: 3 });
+  add('top_k', [a([2, 3, 80], 'float16')], { k: 5 }, ' long rows');
   const matmul = { dimensionNumbers: [[[1], [0]], [[], []]], preferredElementType: null };
   for (const d of ['float32', 'float16', 'bfloat16', 'int32', 'bool'] as DType[]) add('dot_general', [a([4, 5], d), a([5, 6], d)], matmul);
   add('dot_general', [a([2, 3, 4], 'float32'), a([2, 4, 5], 'float32')], { dimensionNumbers: [[[2], [1]], [[0], [0]]], preferredElementType: null });
@@ -382,6 +388,16 @@ export function bufferLayout(k: Kernel): { dtypes: DType[]; outputs: number } {
     case 'dynamic_update_slice': return { dtypes: [k.dtype, k.dtype, k.dtype, ...k.indexDtypes], outputs: 1 };
     case 'gather': return { dtypes: [k.dtype, k.dtype, k.indexDtype], outputs: 1 };
     case 'scatter': return { dtypes: [k.dtype, k.dtype, k.indexDtype, k.dtype], outputs: 1 };
+    case 'sort': {
+      const keys = k.dtypes;
+      switch (k.stage) {
+        case 'sort_rows': return { dtypes: [...k.dtypes, ...k.dtypes], outputs: k.dtypes.length };
+        case 'rank': return { dtypes: ['int32', ...keys], outputs: 1 };
+        case 'merge': return { dtypes: ['int32', 'int32', ...keys], outputs: 1 };
+        case 'permute': return { dtypes: [...k.dtypes, 'int32', ...k.dtypes], outputs: k.dtypes.length };
+        case 'top_k': return { dtypes: [k.dtypes[0]!, 'int32', 'int32', k.dtypes[0]!], outputs: 2 };
+      }
+    }
   }
 }
 

@@ -28,6 +28,7 @@ function renderBody(k: Kernel, name: string): string {
     case 'dynamic_update_slice': return indexed(k, name);
     case 'gather': return indexed(k, name);
     case 'scatter': return indexed(k, name);
+    case 'sort': return indexed(k, name);
   }
 }
 

@@ -100,6 +100,7 @@ export function bufferCount(k: Kernel): number {
     case 'dynamic_update_slice': return 3 + k.indexDtypes.length;
     case 'gather': return 3;
     case 'scatter': return 4;
+    case 'sort': return k.stage === 'top_k' ? 4 : k.stage === 'sort_rows' ? 2 * k.dtypes.length : k.stage === 'rank' ? 1 + k.dtypes.length : k.stage === 'merge' ? 2 + k.dtypes.length : 2 * k.dtypes.length + 1;
   }
 }
 
@@ -154,6 +155,7 @@ function renderKernel(k: Kernel, params: readonly number[], alignments: number[]
     case 'dynamic_update_slice': return indexed(k, params, name);
     case 'gather': return indexed(k, params, name);
     case 'scatter': return indexed(k, params, name);
+    case 'sort': return indexed(k, params, name);
   }
 }
 

@@ -14,8 +14,10 @@
 import { type DType, isFloating } from '../../core/dtype.js';
 import type {
   ConcatenateKernel, CumulativeKernel, DynamicSliceKernel, DynamicUpdateSliceKernel, GatherKernel, PadKernel, ScatterKernel,
+  SortKernel,
 } from '../kernel-ir.js';
 import { type Dialect, type DialectTypes, dialectTypes } from './expr.js';
+import { sortSpec } from './sort.js';
 
 /** A run-time param: a scalar, or an array whose length is a scalar param named earlier. */
 export interface IndexedParam {
@@ -70,7 +72,7 @@ export interface IndexedSpec {
 }
 
 export type IndexedKernel =
-  | PadKernel | ConcatenateKernel | DynamicSliceKernel | DynamicUpdateSliceKernel | GatherKernel | ScatterKernel | CumulativeKernel;
+  | PadKernel | ConcatenateKernel | DynamicSliceKernel | DynamicUpdateSliceKernel | GatherKernel | ScatterKernel | CumulativeKernel | SortKernel;
 
 export function indexedSpec(k: IndexedKernel, dialect: Dialect): IndexedSpec {
   const types = dialectTypes(dialect);
@@ -82,6 +84,7 @@ export function indexedSpec(k: IndexedKernel, dialect: Dialect): IndexedSpec {
     case 'gather': return gather(k, types);
     case 'scatter': return scatter(k, dialect, types);
     case 'cumulative': return cumulative(k, types);
+    case 'sort': return sortSpec(k, types);
   }
 }
 
