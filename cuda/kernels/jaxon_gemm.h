@@ -18,16 +18,6 @@
 #ifndef JX_GEMM_H
 #define JX_GEMM_H
 
-/* Blocking tuned on the 2-core development machine (Xeon, 2 MiB L2 per core) against NumPy/OpenBLAS in the same
-   minute: KC x NR strips of B stay in L1, the MC x KC block of A (72 KiB) and the KC x NC panel of B (512 KiB) in L2. */
-#define JX_MR 6
-#define JX_NR 16
-#define JX_KC 256
-#define JX_MC 72
-#define JX_NC 512
-
-typedef float jx_vnr __attribute__((vector_size(JX_NR * sizeof(float)), aligned(JX_NR * sizeof(float))));
-
 #if defined(__clang__)
 #define JX_CONTRACT
 #elif defined(__GNUC__)
@@ -35,6 +25,86 @@ typedef float jx_vnr __attribute__((vector_size(JX_NR * sizeof(float)), aligned(
 #else
 #define JX_CONTRACT
 #endif
+
+#if defined(__AVX512F__) && !defined(JX_GEMM_AVX2)
+/* AVX-512 (32 zmm registers): a 12 x 32 tile, 24 accumulators, two vectors of B and the 12 broadcasts of A per k
+   (GCC fuses them into the FMAs as {1to16} memory operands). Blocking tuned single-threaded on the 2-core
+   development machine (48 KiB L1d, 2 MiB L2 per core; bench/gemm/): a KC x NR strip of B (32 KiB) stays in L1
+   while the MR x KC strips of A stream from the MC x KC block (L2), the KC x NC panel of B in L2 as well. */
+#define JX_MR 12
+#define JX_NR 32
+#define JX_IR_OUTER 1
+#ifndef JX_KC /* bench/gemm/ sweeps them with -D */
+#define JX_KC 256
+#define JX_MC 144
+#define JX_NC 1024
+#endif
+
+typedef float jx_v16 __attribute__((vector_size(64), aligned(64)));
+
+#define JX_ROW(i)                                                                                                 \
+  {                                                                                                               \
+    const float x = ak[i];                                                                                        \
+    c##i##a += x * b0;                                                                                            \
+    c##i##b += x * b1;                                                                                            \
+  }
+#define JX_ACC(i) jx_v16 c##i##a = {0}, c##i##b = {0};
+#define JX_SAVE(i) rows[2 * i] = c##i##a, rows[2 * i + 1] = c##i##b;
+
+/* One MR x NR tile: c (row stride ldc) = (first ? 0 : c) + a_panel . b_panel over kc; only mr x nr of it is stored.
+   Every element sums its kc products in k order from zero, then adds them to c: the same on every tile. */
+static JX_CONTRACT void jx_sgemm_micro(int64_t kc, const float *restrict a, const float *restrict b, float *restrict c,
+                                       int64_t ldc, int mr, int nr, int first) {
+#if defined(__clang__)
+#pragma clang fp contract(fast)
+#endif
+  JX_ACC(0) JX_ACC(1) JX_ACC(2) JX_ACC(3) JX_ACC(4) JX_ACC(5) JX_ACC(6) JX_ACC(7) JX_ACC(8) JX_ACC(9) JX_ACC(10) JX_ACC(11)
+  for (int64_t k = 0; k < kc; k++) {
+    const jx_v16 b0 = *(const jx_v16 *)(b + k * JX_NR), b1 = *(const jx_v16 *)(b + k * JX_NR + 16);
+    const float *ak = a + k * JX_MR;
+    JX_ROW(0) JX_ROW(1) JX_ROW(2) JX_ROW(3) JX_ROW(4) JX_ROW(5) JX_ROW(6) JX_ROW(7) JX_ROW(8) JX_ROW(9) JX_ROW(10) JX_ROW(11)
+  }
+  jx_v16 rows[2 * JX_MR];
+  JX_SAVE(0) JX_SAVE(1) JX_SAVE(2) JX_SAVE(3) JX_SAVE(4) JX_SAVE(5) JX_SAVE(6) JX_SAVE(7) JX_SAVE(8) JX_SAVE(9) JX_SAVE(10) JX_SAVE(11)
+  if (nr == JX_NR) {
+    for (int i = 0; i < mr; i++) {
+      float *ci = c + i * ldc;
+      jx_v16 v0 = rows[2 * i], v1 = rows[2 * i + 1];
+      if (!first) {
+        jx_v16 o0, o1;
+        memcpy(&o0, ci, sizeof o0);
+        memcpy(&o1, ci + 16, sizeof o1);
+        v0 += o0;
+        v1 += o1;
+      }
+      memcpy(ci, &v0, sizeof v0);
+      memcpy(ci + 16, &v1, sizeof v1);
+    }
+  } else {
+    for (int i = 0; i < mr; i++) {
+      float *ci = c + i * ldc;
+      const float *r = (const float *)&rows[2 * i];
+      if (first) for (int j = 0; j < nr; j++) ci[j] = r[j];
+      else for (int j = 0; j < nr; j++) ci[j] += r[j];
+    }
+  }
+}
+#undef JX_ROW
+#undef JX_ACC
+#undef JX_SAVE
+
+#else
+/* AVX2 and others: a 6 x 16 tile, 12 ymm accumulators (GCC splits the 16-float vectors). Blocking tuned on the 2-core
+   development machine (Xeon, 2 MiB L2 per core) against NumPy/OpenBLAS in the same minute: KC x NR strips of B stay
+   in L1, the MC x KC block of A (72 KiB) and the KC x NC panel of B (512 KiB) in L2. */
+#define JX_MR 6
+#define JX_NR 16
+#define JX_IR_OUTER 0
+#define JX_KC 256
+#define JX_MC 72
+#define JX_NC 512
+
+typedef float jx_vnr __attribute__((vector_size(JX_NR * sizeof(float)), aligned(JX_NR * sizeof(float))));
 
 /* One MR x NR tile: c (row stride ldc) = (first ? 0 : c) + a_panel . b_panel over kc; only mr x nr of it is stored. */
 static JX_CONTRACT void jx_sgemm_micro(int64_t kc, const float *restrict a, const float *restrict b, float *restrict c,
@@ -74,6 +144,7 @@ static JX_CONTRACT void jx_sgemm_micro(int64_t kc, const float *restrict a, cons
     }
   }
 }
+#endif
 
 /* Packs A[m0:m0+mc, k0:k0+kc] into MR-row strips, k-major within a strip; rows past mc are zeros. Operands of
    type T are converted by LOAD while packing (16-bit floats: once per panel, no f32 copy of the operand). */
@@ -129,6 +200,26 @@ static void jx_sgemm_buffers_free(jx_sgemm_buffers *w) {
   free(w->b);
 }
 
+#if JX_IR_OUTER
+#define JX_SGEMM_TILES                                                                                            \
+  for (int64_t ir = 0; ir < mc; ir += JX_MR) {                                                                    \
+    const int mr = (int)(mc - ir < JX_MR ? mc - ir : JX_MR);                                                      \
+    for (int64_t jr = 0; jr < nc; jr += JX_NR) {                                                                  \
+      const int nr = (int)(nc - jr < JX_NR ? nc - jr : JX_NR);                                                    \
+      jx_sgemm_micro(kc, w->a + ir * kc, w->b + jr * kc, C + (ic + ir) * ldc + jc + jr, ldc, mr, nr, pc == 0);    \
+    }                                                                                                             \
+  }
+#else
+#define JX_SGEMM_TILES                                                                                            \
+  for (int64_t jr = 0; jr < nc; jr += JX_NR) {                                                                    \
+    const int nr = (int)(nc - jr < JX_NR ? nc - jr : JX_NR);                                                      \
+    for (int64_t ir = 0; ir < mc; ir += JX_MR) {                                                                  \
+      const int mr = (int)(mc - ir < JX_MR ? mc - ir : JX_MR);                                                    \
+      jx_sgemm_micro(kc, w->a + ir * kc, w->b + jr * kc, C + (ic + ir) * ldc + jc + jr, ldc, mr, nr, pc == 0);    \
+    }                                                                                                             \
+  }
+#endif
+
 /* C[m_lo:m_hi, n_lo:n_hi] (row stride ldc) = A . B, A [M, K] by strides (sam, sak), B [K, N] by (sbk, sbn). */
 #define JX_SGEMM_RANGE(SUFFIX, T)                                                                                 \
   static void jx_sgemm_range##SUFFIX(int64_t K, const T *A, int64_t sam, int64_t sak, const T *B, int64_t sbk,     \
@@ -148,14 +239,7 @@ static void jx_sgemm_buffers_free(jx_sgemm_buffers *w) {
         for (int64_t ic = m_lo; ic < m_hi; ic += JX_MC) {                                                         \
           const int64_t mc = m_hi - ic < JX_MC ? m_hi - ic : JX_MC;                                               \
           jx_sgemm_pack_a##SUFFIX(A + ic * sam + pc * sak, sam, sak, mc, kc, w->a);                               \
-          for (int64_t jr = 0; jr < nc; jr += JX_NR) {                                                            \
-            const int nr = (int)(nc - jr < JX_NR ? nc - jr : JX_NR);                                              \
-            for (int64_t ir = 0; ir < mc; ir += JX_MR) {                                                          \
-              const int mr = (int)(mc - ir < JX_MR ? mc - ir : JX_MR);                                            \
-              jx_sgemm_micro(kc, w->a + ir * kc, w->b + jr * kc, C + (ic + ir) * ldc + jc + jr, ldc, mr,         \
-                             nr, pc == 0);                                                                        \
-            }                                                                                                     \
-          }                                                                                                       \
+          JX_SGEMM_TILES                                                                                          \
         }                                                                                                         \
       }                                                                                                           \
     }                                                                                                             \
