@@ -159,17 +159,36 @@ static JX_CONTRACT void jx_sgemm_micro(int64_t kc, const float *restrict a, cons
       out += kc * JX_MR;                                                                                          \
     }                                                                                                             \
   }                                                                                                               \
-  /* B[k0:k0+kc, n0:n0+nc] into NR-column strips, k-major within a strip; columns past nc are zeros */           \
+  /* B[k0:k0+kc, n0:n0+nc] into NR-column strips, k-major within a strip; columns past nc are zeros. Rows of B    \
+     (sn == 1) are read whole, one k at a time across the strips: a strip at a time would read kc rows of NR     \
+     floats each, a page apart when B is wide (TLB misses: twice the time at 2048^2). */                         \
   static void jx_sgemm_pack_b##SUFFIX(const T *b, int64_t sk, int64_t sn, int64_t kc, int64_t nc, float *restrict out) { \
-    for (int64_t j0 = 0; j0 < nc; j0 += JX_NR) {                                                                  \
-      const int64_t cols = nc - j0 < JX_NR ? nc - j0 : JX_NR;                                                     \
+    const int64_t full = nc / JX_NR * JX_NR;                                                                      \
+    if (sn == 1) {                                                                                                \
       for (int64_t k = 0; k < kc; k++) {                                                                          \
-        const T *bk = b + k * sk + j0 * sn;                                                                       \
-        float *o = out + k * JX_NR;                                                                               \
+        const T *bk = b + k * sk;                                                                                 \
+        for (int64_t j0 = 0; j0 < full; j0 += JX_NR) {                                                            \
+          float *o = out + j0 * kc + k * JX_NR;                                                                   \
+          for (int64_t j = 0; j < JX_NR; j++) o[j] = LOAD(bk[j0 + j]);                                            \
+        }                                                                                                         \
+      }                                                                                                           \
+    } else {                                                                                                      \
+      for (int64_t j0 = 0; j0 < full; j0 += JX_NR) {                                                              \
+        for (int64_t k = 0; k < kc; k++) {                                                                        \
+          const T *bk = b + k * sk + j0 * sn;                                                                     \
+          float *o = out + j0 * kc + k * JX_NR;                                                                   \
+          for (int64_t j = 0; j < JX_NR; j++) o[j] = LOAD(bk[j * sn]);                                            \
+        }                                                                                                         \
+      }                                                                                                           \
+    }                                                                                                             \
+    if (full < nc) {                                                                                              \
+      const int64_t cols = nc - full;                                                                             \
+      for (int64_t k = 0; k < kc; k++) {                                                                          \
+        const T *bk = b + k * sk + full * sn;                                                                     \
+        float *o = out + full * kc + k * JX_NR;                                                                   \
         for (int64_t j = 0; j < cols; j++) o[j] = LOAD(bk[j * sn]);                                               \
         for (int64_t j = cols; j < JX_NR; j++) o[j] = 0;                                                          \
       }                                                                                                           \
-      out += kc * JX_NR;                                                                                          \
     }                                                                                                             \
   }
 
