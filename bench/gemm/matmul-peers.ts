@@ -2,7 +2,8 @@
 // the same load on a shared machine. Each round runs one child process per side (jaxon here, optionally a baseline
 // jaxon from another checkout given by --baseline DIR, then NumPy: bench/gemm/numpy_gemm.py), each timing `--reps`
 // calls after a warm-up; the table gives the median over rounds of each round's median, the best time, the spread
-// of the per-round ratios and the load average. Threads: --threads T (default 2) for OpenMP and OpenBLAS alike.
+// of the per-round ratios, the ratio of CPU time per call and thread (less sensitive to waiting for a core on a loaded
+// machine, though not to sharing caches and memory bandwidth), and the load average. Threads: --threads T (default 2) for OpenMP and OpenBLAS alike.
 // Usage: node dist/bench/gemm/matmul-peers.js [--sizes 1024,2048] [--rounds 7] [--reps 7] [--baseline DIR]
 // Writes bench/gemm/matmul-peers.json.
 import { execFileSync } from 'node:child_process';
@@ -16,6 +17,8 @@ interface Timing {
   median_ms: number;
   min_ms: number;
   max_ms: number;
+  /** The process's CPU time per call over the thread count: what the call cost with the time spent waiting for a core left out. */
+  cpu_median_ms: number;
 }
 
 const arg = (name: string, fallback: string) => {
@@ -32,14 +35,20 @@ async function jaxonChild(n: number, reps: number): Promise<void> {
   const b = jax.random.normal(jax.random.key(3), [n, n]);
   const f = jax.jit((p: JaxArray, q: JaxArray) => jnp.matmul(p, q));
   f(a, b).blockUntilReady().dispose();
+  const threads = Number(process.env['OMP_NUM_THREADS'] ?? '1') || 1;
   const times: number[] = [];
+  const cpu: number[] = [];
   for (let r = 0; r < reps; r++) {
     const t = performance.now();
+    const c = process.cpuUsage();
     f(a, b).blockUntilReady().dispose();
+    const used = process.cpuUsage(c);
     times.push(performance.now() - t);
+    cpu.push((used.user + used.system) / 1000 / threads);
   }
   times.sort((x, y) => x - y);
-  console.log(JSON.stringify({ median_ms: times[reps >> 1], min_ms: times[0], max_ms: times[reps - 1] }));
+  cpu.sort((x, y) => x - y);
+  console.log(JSON.stringify({ median_ms: times[reps >> 1], min_ms: times[0], max_ms: times[reps - 1], cpu_median_ms: cpu[reps >> 1] }));
 }
 
 function child(command: string, args: string[], threads: string): Timing {
@@ -61,8 +70,8 @@ function driver(): void {
   sides.push(['numpy', 'python3', [path.join(repo, 'bench', 'gemm', 'numpy_gemm.py')]]);
   const raw: Record<string, Record<string, (Timing & { load: number })[]>> = {};
   console.log(`${os.cpus()[0]?.model} x${os.cpus().length}, ${threads} threads each side, ${rounds} rounds of ${reps} calls, ${new Date().toISOString()}`);
-  console.log('\n| matmul f32 | side | median of round medians | best | ratio NumPy/side (median; min–max over rounds) | load (1 min) |');
-  console.log('|---|---|---:|---:|---:|---:|');
+  console.log('\n| matmul f32 | side | median of round medians | best | ratio NumPy/side (median; min–max over rounds) | CPU-time ratio (median) | load (1 min) |');
+  console.log('|---|---|---:|---:|---:|---:|---:|');
   for (const n of sizes) {
     const rows: Record<string, (Timing & { load: number })[]> = Object.fromEntries(sides.map(([s]) => [s, []]));
     for (let r = 0; r < rounds; r++) {
@@ -77,9 +86,10 @@ function driver(): void {
       const t = rows[side]!;
       const ratios = t.map((x, i) => numpy[i]!.median_ms / x.median_ms);
       const loads = t.map((x) => x.load);
+      const cpuRatios = t.map((x, i) => numpy[i]!.cpu_median_ms / x.cpu_median_ms);
       console.log(
         `| ${n}² | ${side} | ${median(t.map((x) => x.median_ms)).toFixed(2)} ms | ${Math.min(...t.map((x) => x.min_ms)).toFixed(2)} ms | ` +
-          `${median(ratios).toFixed(2)}× (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}) | ` +
+          `${median(ratios).toFixed(2)}× (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}) | ${median(cpuRatios).toFixed(2)}× | ` +
           `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)} |`,
       );
     }

@@ -25,4 +25,4 @@ flop = 2.0 * n**3
 print(json.dumps({"n": n, "threads": int(os.environ.get("OPENBLAS_NUM_THREADS", "0")), "median_ms": round(times[reps // 2] * 1e3, 3),
                   "min_ms": round(times[0] * 1e3, 3), "max_ms": round(times[-1] * 1e3, 3),
                   "gflops_median": round(flop / times[reps // 2] * 1e-9, 1), "gflops_best": round(flop / times[0] * 1e-9, 1),
-                  "cpu_gflops_median": round(flop / cpu[reps // 2] * 1e-9, 1)}))
+                  "cpu_gflops_median": round(flop / cpu[reps // 2] * 1e-9, 1), "cpu_median_ms": round(cpu[reps // 2] * 1e3, 3)}))

@@ -5,11 +5,14 @@
 
    The BLIS/GotoBLAS scheme: B is packed into KC x NC panels of NR-wide column
    strips, A into MC x KC blocks of MR-tall row strips, and an MR x NR
-   micro-kernel keeps its tile of C in registers for the whole KC depth (6 x 16
-   floats: 12 AVX2 or 6 AVX-512 registers). The micro-kernel is written with
-   GCC's vector extensions, so the compiler picks the host's widest FMA
-   (kernels compile with -march of the host, runtime/kernel-cache.ts); the
-   rest of the kernel keeps -ffp-contract=off, only this function contracts.
+   micro-kernel keeps its tile of C in registers for the whole KC depth:
+   12 x 32 floats in 24 zmm registers where the host has AVX-512, else 6 x 16
+   (12 ymm with AVX2). The micro-kernels are written with GCC's vector
+   extensions (kernels compile with -march of the host, runtime/kernel-cache.ts);
+   the rest of the kernel keeps -ffp-contract=off, only they contract. Both sum
+   each element's products in k order within a KC block, from zero, and add
+   the block's sum to C: results do not depend on the tile an element falls
+   in, nor on how the work is split over threads.
 
    Work is split over OpenMP threads by the caller, as row and column ranges
    of C (jx_sgemm_range_f32/_f16/_bf16: 16-bit operands are converted while
@@ -27,14 +30,21 @@
 #endif
 
 #if defined(__AVX512F__) && !defined(JX_GEMM_AVX2)
-/* AVX-512 (32 zmm registers): a 12 x 32 tile, 24 accumulators, two vectors of B and the 12 broadcasts of A per k
-   (GCC fuses them into the FMAs as {1to16} memory operands). Blocking tuned single-threaded on the 2-core
-   development machine (48 KiB L1d, 2 MiB L2 per core; bench/gemm/): a KC x NR strip of B (32 KiB) stays in L1
-   while the MR x KC strips of A stream from the MC x KC block (L2), the KC x NC panel of B in L2 as well. */
+/* AVX-512 (32 zmm registers): a 12 x 32 tile, 24 accumulators, per k two aligned loads of B and 12 broadcasts of A
+   (GCC 12 emits them as vbroadcastss from memory, load-port only; no spills in the loop: check with -S). A 14 x 32
+   tile (-DJX_MR=14, 28 accumulators) measured the same. Blocking tuned single-threaded on the 2-core development
+   machine (Xeon, 48 KiB L1d and 2 MiB L2 per core; bench/gemm/, CPU-time GFLOP/s against NumPy's OpenBLAS): tiles go
+   along a row strip of C (JX_IR_OUTER), so the 12 KiB MR x KC strip of A stays in L1 while the KC x NR strips of B
+   stream from the 1 MiB KC x NC panel in L2, and a tile's 12 rows of C stay on the same 12 pages while it moves
+   (down a column strip instead, as the AVX2 path goes, was 8% slower at 2048^2 in an interleaved sweep, best MC 48;
+   rows of C a power of two apart, on new pages each tile, are our guess at why). JX_GEMM_AVX2 picks the
+   6 x 16 kernel on an AVX-512 host, for comparisons. */
+#ifndef JX_MR /* 12 or 14; bench/gemm/ tries them with -D, and the blocks below */
 #define JX_MR 12
+#endif
 #define JX_NR 32
 #define JX_IR_OUTER 1
-#ifndef JX_KC /* bench/gemm/ sweeps them with -D */
+#ifndef JX_KC
 #define JX_KC 256
 #define JX_MC 144
 #define JX_NC 1024
@@ -50,6 +60,11 @@ typedef float jx_v16 __attribute__((vector_size(64), aligned(64)));
   }
 #define JX_ACC(i) jx_v16 c##i##a = {0}, c##i##b = {0};
 #define JX_SAVE(i) rows[2 * i] = c##i##a, rows[2 * i + 1] = c##i##b;
+#if JX_MR == 14
+#define JX_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
+#else
+#define JX_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#endif
 
 /* One MR x NR tile: c (row stride ldc) = (first ? 0 : c) + a_panel . b_panel over kc; only mr x nr of it is stored.
    Every element sums its kc products in k order from zero, then adds them to c: the same on every tile. */
@@ -58,14 +73,14 @@ static JX_CONTRACT void jx_sgemm_micro(int64_t kc, const float *restrict a, cons
 #if defined(__clang__)
 #pragma clang fp contract(fast)
 #endif
-  JX_ACC(0) JX_ACC(1) JX_ACC(2) JX_ACC(3) JX_ACC(4) JX_ACC(5) JX_ACC(6) JX_ACC(7) JX_ACC(8) JX_ACC(9) JX_ACC(10) JX_ACC(11)
+  JX_ROWS(JX_ACC)
   for (int64_t k = 0; k < kc; k++) {
     const jx_v16 b0 = *(const jx_v16 *)(b + k * JX_NR), b1 = *(const jx_v16 *)(b + k * JX_NR + 16);
     const float *ak = a + k * JX_MR;
-    JX_ROW(0) JX_ROW(1) JX_ROW(2) JX_ROW(3) JX_ROW(4) JX_ROW(5) JX_ROW(6) JX_ROW(7) JX_ROW(8) JX_ROW(9) JX_ROW(10) JX_ROW(11)
+    JX_ROWS(JX_ROW)
   }
   jx_v16 rows[2 * JX_MR];
-  JX_SAVE(0) JX_SAVE(1) JX_SAVE(2) JX_SAVE(3) JX_SAVE(4) JX_SAVE(5) JX_SAVE(6) JX_SAVE(7) JX_SAVE(8) JX_SAVE(9) JX_SAVE(10) JX_SAVE(11)
+  JX_ROWS(JX_SAVE)
   if (nr == JX_NR) {
     for (int i = 0; i < mr; i++) {
       float *ci = c + i * ldc;
@@ -92,6 +107,7 @@ static JX_CONTRACT void jx_sgemm_micro(int64_t kc, const float *restrict a, cons
 #undef JX_ROW
 #undef JX_ACC
 #undef JX_SAVE
+#undef JX_ROWS
 
 #else
 /* AVX2 and others: a 6 x 16 tile, 12 ymm accumulators (GCC splits the 16-float vectors). Blocking tuned on the 2-core
