@@ -1,7 +1,7 @@
 /* Standalone GEMM benchmark for cuda/kernels/jaxon_gemm.h (issue 16 item 3): times C = A . B for square f32
    matrices through jx_sgemm_plan / jx_sgemm_item / jx_sgemm_range_f32, exactly as the rendered dot kernel
    (lib/compiler/render/c.ts gemmDot) drives them, and prints GFLOP/s as JSON. Compile with the kernels' flags
-   (bench/gemm/run.sh): gcc -O3 -std=c11 -fopenmp -ffp-contract=off -fno-math-errno -march=native -I cuda/kernels.
+   (bench/gemm/standalone.py): gcc -O3 -std=c11 -fopenmp -ffp-contract=off -fno-math-errno -march=native -I cuda/kernels.
    Usage: gemm_bench N [reps]; threads from OMP_NUM_THREADS. */
 #define _POSIX_C_SOURCE 199309L
 #include "jaxon_c.h"
