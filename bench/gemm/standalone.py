@@ -5,7 +5,7 @@ the flags jaxon's CPU kernels compile with (lib/runtime/kernel-cache.ts: -O3 -st
 (numpy_gemm.py) and OpenBLAS's cblas_sgemm by dlopen (openblas_dlopen.py) one after another, round after round, and
 prints per side the median over rounds of each round's median GFLOP/s, wall and CPU time per thread, with the load.
 Usage: python3 bench/gemm/standalone.py [--sizes 1024,2048] [--threads 1] [--rounds 7] [--reps 5] [--baseline REV]
-Writes bench/gemm/standalone.json."""
+Writes bench/gemm/standalone-<threads>t.json."""
 import argparse
 import json
 import os
@@ -68,7 +68,7 @@ for n in [int(s) for s in args.sizes.split(",")]:
         loads = [r["load"] for r in rs]
         print(f"| {n}² | {side} | {median(wall):.1f} ({min(wall):.1f}–{max(wall):.1f}) | {median(cpu):.1f} ({min(cpu):.1f}–{max(cpu):.1f}) | "
               f"{median(wall) / numpy_wall:.2f}× / {median(cpu) / numpy_cpu:.2f}× | {min(loads):.1f}–{max(loads):.1f} |")
-with open(os.path.join(here, "standalone.json"), "w") as f:
+with open(os.path.join(here, f"standalone-{args.threads}t.json"), "w") as f:
     json.dump({"machine": model, "threads": args.threads, "rounds": args.rounds, "reps": args.reps, "baseline": args.baseline, "raw": raw}, f, indent=1)
     f.write("\n")
 shutil.rmtree(work)
