@@ -12,6 +12,8 @@ import { Buffer } from 'node:buffer';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as jax from '../lib/index.js';
+import { cpuCompilerInfo } from '../lib/runtime/kernel-cache.js';
+import { kernelHeaderDir } from '../lib/runtime/kernel-headers.js';
 import { caseSeed, GEMM_CASES, gemmOperands, gemmResult, type GemmCase, type GemmOperands } from './helpers/gemm-cases.js';
 
 const onCpu = jax.defaultBackend() === 'cpu';
@@ -118,4 +120,28 @@ test('the AVX2 micro-kernel (JAXON_CPU_MARCH=haswell) meets the same bound, with
     const difference = firstDifference(one.get(c.name)!, got);
     t.is(difference, undefined, `${c.name} (AVX2, 1 vs 2 threads): ${difference}`);
   });
+});
+
+// Written with vectors wider than the host's registers, GCC 12 kept the 6 x 16 kernel's accumulators on the stack
+// with -march=haswell (9 GFLOP/s instead of 60-70; every FMA read and wrote memory): the kernel compiled for this host
+// and for an AVX2 one must have its FMAs on registers only.
+test('the micro-kernel keeps its accumulators in registers (GCC on x86: -march=native and -march=haswell)', (t) => {
+  const compiler = onCpu && process.arch === 'x64' ? cpuCompilerInfo() : undefined;
+  const [command, ...prefix] = compiler ? compiler.command.split(/\s+/) : [];
+  // GCC itself, not clang (which defines __GNUC__ too): its version line may read `cc (Debian 12.2.0-14) 12.2.0`
+  const macros = command ? spawnSync(command, [...prefix, '-dM', '-E', '-x', 'c', '-'], { input: '', encoding: 'utf8' }).stdout ?? '' : '';
+  if (!compiler || !macros.includes('__GNUC__') || macros.includes('__clang__')) {
+    t.log('skipped: needs GCC on an x86 host');
+    return t.pass();
+  }
+  const flags = compiler.flags.filter((f) => f !== '-lm' && f !== '-shared' && !f.startsWith('-march='));
+  const probe = '#include "jaxon_c.h"\nvoid jx_probe(int64_t kc, const float *a, const float *b, float *c) { jx_sgemm_micro(kc, a, b, c, 64, JX_MR, JX_NR, 0); }\n';
+  for (const march of ['native', 'haswell']) {
+    const run = spawnSync(command!, [...prefix, ...flags, `-march=${march}`, `-I${kernelHeaderDir()}`, '-S', '-x', 'c', '-', '-o', '-'], { input: probe, encoding: 'utf8' });
+    t.is(run.status, 0, run.stderr);
+    const fmas = run.stdout.split('\n').filter((l) => /^\s*vfmadd\w*ps/.test(l));
+    t.true(fmas.length >= 12, `-march=${march}: ${fmas.length} vector FMAs in the micro-kernel`);
+    const onStack = fmas.filter((l) => /\(%[re](sp|bp)\)/.test(l));
+    t.deepEqual(onStack, [], `-march=${march}: FMAs with an accumulator on the stack`);
+  }
 });

@@ -29,6 +29,9 @@
 #define JX_CONTRACT
 #endif
 
+/* The tile is MR rows by two vectors of JX_VL floats, the host's register width: written with vectors of a width the
+   host lacks, GCC 12 keeps the accumulators on the stack (the 16-float 6 x 16 kernel ran 9 GFLOP/s with
+   -march=haswell, against 87 for the same tile in 8-float halves; bench/gemm/). */
 #if defined(__AVX512F__) && !defined(JX_GEMM_AVX2)
 /* AVX-512 (32 zmm registers): a 12 x 32 tile, 24 accumulators, per k two aligned loads of B and 12 broadcasts of A
    (GCC 12 emits them as vbroadcastss from memory, load-port only; no spills in the loop: check with -S). A 14 x 32
@@ -36,14 +39,16 @@
    machine (Xeon, 48 KiB L1d and 2 MiB L2 per core; bench/gemm/, CPU-time GFLOP/s against NumPy's OpenBLAS): tiles go
    along a row strip of C (JX_IR_OUTER), so the 12 KiB MR x KC strip of A stays in L1 while the KC x NR strips of B
    stream from the 1 MiB KC x NC panel in L2, and a tile's 12 rows of C stay on the same 12 pages while it moves
-   (down a column strip instead, as the AVX2 path goes, was 8% slower at 2048^2 in an interleaved sweep, best MC 48;
-   rows of C a power of two apart, on new pages each tile, are our guess at why). JX_GEMM_AVX2 picks the
-   6 x 16 kernel on an AVX-512 host, for comparisons. */
+   (down a column strip instead was 8% slower at 2048^2 in an interleaved sweep, best MC 48; rows of C a power of two
+   apart, on new pages each tile, are our guess at why). JX_GEMM_AVX2 picks the AVX2 kernel on an AVX-512 host, for
+   comparisons. */
+#define JX_VL 16
 #ifndef JX_MR /* 12 or 14; bench/gemm/ tries them with -D, and the blocks below */
 #define JX_MR 12
 #endif
-#define JX_NR 32
+#ifndef JX_IR_OUTER
 #define JX_IR_OUTER 1
+#endif
 #ifndef JX_PREFETCH_B /* k steps ahead the micro-kernel prefetches B (from L2): 12 and 16 measured +5-8% over none */
 #define JX_PREFETCH_B 12
 #endif
@@ -52,8 +57,34 @@
 #define JX_MC 144
 #define JX_NC 1024
 #endif
+#elif defined(__AVX__) || defined(JX_GEMM_AVX2)
+/* AVX2 (16 ymm registers): a 6 x 16 tile, 12 accumulators. */
+#define JX_VL 8
+#define JX_MR 6
+#ifndef JX_IR_OUTER
+#define JX_IR_OUTER 0
+#endif
+#ifndef JX_PREFETCH_B
+#define JX_PREFETCH_B 0
+#endif
+#ifndef JX_KC
+#define JX_KC 256
+#define JX_MC 72
+#define JX_NC 512
+#endif
+#else
+/* 128-bit vectors (SSE, NEON): a 6 x 8 tile, 12 accumulators. */
+#define JX_VL 4
+#define JX_MR 6
+#define JX_IR_OUTER 0
+#define JX_PREFETCH_B 0
+#define JX_KC 256
+#define JX_MC 72
+#define JX_NC 512
+#endif
+#define JX_NR (2 * JX_VL)
 
-typedef float jx_v16 __attribute__((vector_size(64), aligned(64)));
+typedef float jx_vec __attribute__((vector_size(JX_VL * sizeof(float)), aligned(JX_VL * sizeof(float))));
 
 #define JX_ROW(i)                                                                                                 \
   {                                                                                                               \
@@ -61,12 +92,16 @@ typedef float jx_v16 __attribute__((vector_size(64), aligned(64)));
     c##i##a += x * b0;                                                                                            \
     c##i##b += x * b1;                                                                                            \
   }
-#define JX_ACC(i) jx_v16 c##i##a = {0}, c##i##b = {0};
+#define JX_ACC(i) jx_vec c##i##a = {0}, c##i##b = {0};
 #define JX_SAVE(i) rows[2 * i] = c##i##a, rows[2 * i + 1] = c##i##b;
-#if JX_MR == 14
+#if JX_MR == 6
+#define JX_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#elif JX_MR == 12
+#define JX_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#elif JX_MR == 14
 #define JX_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
 #else
-#define JX_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#error "jaxon_gemm.h: JX_MR must be 6, 12 or 14"
 #endif
 
 /* One MR x NR tile: c (row stride ldc) = (first ? 0 : c) + a_panel . b_panel over kc; only mr x nr of it is stored.
@@ -78,7 +113,7 @@ static JX_CONTRACT void jx_sgemm_micro(int64_t kc, const float *restrict a, cons
 #endif
   JX_ROWS(JX_ACC)
   for (int64_t k = 0; k < kc; k++) {
-    const jx_v16 b0 = *(const jx_v16 *)(b + k * JX_NR), b1 = *(const jx_v16 *)(b + k * JX_NR + 16);
+    const jx_vec b0 = *(const jx_vec *)(b + k * JX_NR), b1 = *(const jx_vec *)(b + k * JX_NR + JX_VL);
     const float *ak = a + k * JX_MR;
 #if JX_PREFETCH_B > 0
     __builtin_prefetch(b + (k + JX_PREFETCH_B) * JX_NR, 0, 3);
@@ -86,21 +121,21 @@ static JX_CONTRACT void jx_sgemm_micro(int64_t kc, const float *restrict a, cons
 #endif
     JX_ROWS(JX_ROW)
   }
-  jx_v16 rows[2 * JX_MR];
+  jx_vec rows[2 * JX_MR];
   JX_ROWS(JX_SAVE)
   if (nr == JX_NR) {
     for (int i = 0; i < mr; i++) {
       float *ci = c + i * ldc;
-      jx_v16 v0 = rows[2 * i], v1 = rows[2 * i + 1];
+      jx_vec v0 = rows[2 * i], v1 = rows[2 * i + 1];
       if (!first) {
-        jx_v16 o0, o1;
+        jx_vec o0, o1;
         memcpy(&o0, ci, sizeof o0);
-        memcpy(&o1, ci + 16, sizeof o1);
+        memcpy(&o1, ci + JX_VL, sizeof o1);
         v0 += o0;
         v1 += o1;
       }
       memcpy(ci, &v0, sizeof v0);
-      memcpy(ci + 16, &v1, sizeof v1);
+      memcpy(ci + JX_VL, &v1, sizeof v1);
     }
   } else {
     for (int i = 0; i < mr; i++) {
@@ -115,59 +150,6 @@ static JX_CONTRACT void jx_sgemm_micro(int64_t kc, const float *restrict a, cons
 #undef JX_ACC
 #undef JX_SAVE
 #undef JX_ROWS
-
-#else
-/* AVX2 and others: a 6 x 16 tile, 12 ymm accumulators (GCC splits the 16-float vectors). Blocking tuned on the 2-core
-   development machine (Xeon, 2 MiB L2 per core) against NumPy/OpenBLAS in the same minute: KC x NR strips of B stay
-   in L1, the MC x KC block of A (72 KiB) and the KC x NC panel of B (512 KiB) in L2. */
-#define JX_MR 6
-#define JX_NR 16
-#define JX_IR_OUTER 0
-#define JX_KC 256
-#define JX_MC 72
-#define JX_NC 512
-
-typedef float jx_vnr __attribute__((vector_size(JX_NR * sizeof(float)), aligned(JX_NR * sizeof(float))));
-
-/* One MR x NR tile: c (row stride ldc) = (first ? 0 : c) + a_panel . b_panel over kc; only mr x nr of it is stored. */
-static JX_CONTRACT void jx_sgemm_micro(int64_t kc, const float *restrict a, const float *restrict b, float *restrict c,
-                                       int64_t ldc, int mr, int nr, int first) {
-#if defined(__clang__)
-#pragma clang fp contract(fast)
-#endif
-  jx_vnr c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0}, c4 = {0}, c5 = {0};
-  for (int64_t k = 0; k < kc; k++) {
-    const jx_vnr bk = *(const jx_vnr *)(b + k * JX_NR);
-    const float *ak = a + k * JX_MR;
-    c0 += ak[0] * bk;
-    c1 += ak[1] * bk;
-    c2 += ak[2] * bk;
-    c3 += ak[3] * bk;
-    c4 += ak[4] * bk;
-    c5 += ak[5] * bk;
-  }
-  jx_vnr rows[JX_MR] = {c0, c1, c2, c3, c4, c5};
-  if (nr == JX_NR) {
-    for (int i = 0; i < mr; i++) {
-      float *ci = c + i * ldc;
-      jx_vnr v;
-      if (first) v = rows[i];
-      else {
-        memcpy(&v, ci, sizeof v);
-        v += rows[i];
-      }
-      memcpy(ci, &v, sizeof v);
-    }
-  } else {
-    for (int i = 0; i < mr; i++) {
-      float *ci = c + i * ldc;
-      const float *r = (const float *)&rows[i];
-      if (first) for (int j = 0; j < nr; j++) ci[j] = r[j];
-      else for (int j = 0; j < nr; j++) ci[j] += r[j];
-    }
-  }
-}
-#endif
 
 /* Packs A[m0:m0+mc, k0:k0+kc] into MR-row strips, k-major within a strip; rows past mc are zeros. Operands of
    type T are converted by LOAD while packing (16-bit floats: once per panel, no f32 copy of the operand). */
