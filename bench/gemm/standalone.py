@@ -1,7 +1,8 @@
 """Issue 16 item 3: the GEMM micro-kernel on its own, interleaved with OpenBLAS. Builds bench/gemm/gemm_bench.c with
 the flags jaxon's CPU kernels compile with (lib/runtime/kernel-cache.ts: -O3 -std=c11 -fopenmp -ffp-contract=off
--fno-math-errno -march=native) three ways: this checkout's cuda/kernels/jaxon_gemm.h, the same with -DJX_GEMM_AVX2
-(the 6 x 16 kernel) and the header of git revision --baseline (default main); then runs them, NumPy's `a @ b`
+-fno-math-errno -march=native) from this checkout's cuda/kernels/jaxon_gemm.h and from the header of git revision
+--baseline (default main), each also with -march=haswell in place of native (what an AVX2-only host compiles; this
+CPU runs it); then runs them, NumPy's `a @ b`
 (numpy_gemm.py) and OpenBLAS's cblas_sgemm by dlopen (openblas_dlopen.py) one after another, round after round, and
 prints per side the median over rounds of each round's median GFLOP/s, wall and CPU time per thread, with the load.
 Usage: python3 bench/gemm/standalone.py [--sizes 1024,2048] [--threads 1] [--rounds 7] [--reps 5] [--baseline REV]
@@ -32,11 +33,17 @@ shutil.copytree(kernels, old)
 with open(os.path.join(old, "jaxon_gemm.h"), "wb") as f:
     f.write(subprocess.check_output(["git", "-C", repo, "show", f"{args.baseline}:cuda/kernels/jaxon_gemm.h"]))
 source = os.path.join(here, "gemm_bench.c")
-builds = {"jaxon": ["-I", kernels], "jaxon AVX2 6x16": ["-DJX_GEMM_AVX2", "-I", kernels], f"baseline ({args.baseline})": ["-I", old]}
+HASWELL = [f for f in FLAGS if f != "-march=native"] + ["-march=haswell"]
+builds = {
+    "jaxon": (FLAGS, ["-I", kernels]),
+    "jaxon, -march=haswell (AVX2 path)": (HASWELL, ["-I", kernels]),
+    f"baseline ({args.baseline})": (FLAGS, ["-I", old]),
+    f"baseline ({args.baseline}), -march=haswell": (HASWELL, ["-I", old]),
+}
 sides = {}
-for i, (name, extra) in enumerate(builds.items()):
+for i, (name, (flags, extra)) in enumerate(builds.items()):
     binary = os.path.join(work, f"gemm_bench_{i}")
-    subprocess.check_call(["gcc", *FLAGS, *extra, source, "-o", binary, "-lm"])
+    subprocess.check_call(["gcc", *flags, *extra, source, "-o", binary, "-lm"])
     sides[name] = [binary]
 sides["NumPy a @ b"] = ["python3", os.path.join(here, "numpy_gemm.py")]
 sides["OpenBLAS sgemm by dlopen"] = ["python3", os.path.join(here, "openblas_dlopen.py")]
