@@ -6,10 +6,10 @@
    The BLIS/GotoBLAS scheme: B is packed into KC x NC panels of NR-wide column
    strips, A into MC x KC blocks of MR-tall row strips, and an MR x NR
    micro-kernel keeps its tile of C in registers for the whole KC depth:
-   12 x 32 floats in 24 zmm registers where the host has AVX-512, else 6 x 16
-   (12 ymm with AVX2). The micro-kernels are written with GCC's vector
+   12 x 32 floats in 24 zmm registers where the host has AVX-512, 6 x 16 in
+   12 ymm with AVX2, else 6 x 8. The micro-kernel is written with GCC's vector
    extensions (kernels compile with -march of the host, runtime/kernel-cache.ts);
-   the rest of the kernel keeps -ffp-contract=off, only they contract. Both sum
+   the rest of the kernel keeps -ffp-contract=off, only it contracts. It sums
    each element's products in k order within a KC block, from zero, and add
    the block's sum to C: results do not depend on the tile an element falls
    in, nor on how the work is split over threads.
@@ -30,8 +30,8 @@
 #endif
 
 /* The tile is MR rows by two vectors of JX_VL floats, the host's register width: written with vectors of a width the
-   host lacks, GCC 12 keeps the accumulators on the stack (the 16-float 6 x 16 kernel ran 9 GFLOP/s with
-   -march=haswell, against 87 for the same tile in 8-float halves; bench/gemm/). */
+   host lacks, GCC 12 keeps the accumulators on the stack (a 6 x 16 tile of 16-float vectors ran 8-9 GFLOP/s with
+   -march=haswell, the same tile in 8-float halves 56-66; bench/gemm/standalone.py, test/gemm-edges.test.ts). */
 #if defined(__AVX512F__) && !defined(JX_GEMM_AVX2)
 /* AVX-512 (32 zmm registers): a 12 x 32 tile, 24 accumulators, per k two aligned loads of B and 12 broadcasts of A
    (GCC 12 emits them as vbroadcastss from memory, load-port only; no spills in the loop: check with -S). A 14 x 32
