@@ -1,6 +1,6 @@
 // The float dot kernels (issue 16: the CPU's packed GEMM, cuda/kernels/jaxon_gemm.h; on CUDA the CUDA dot) on the
-// shapes where blocked code goes wrong: sizes that are not multiples of the 6 x 16 micro-tile, depths past one
-// 256-deep KC block, widths past one 512-wide NC panel, batches split over threads, a batch-broadcast rhs (stride 0),
+// shapes where blocked code goes wrong: sizes that are not multiples of the micro-tile (12 x 32 with AVX-512, 6 x 16 with AVX2), depths past one
+// 256-deep KC block, widths past one NC panel (512 wide with AVX2; 1024 with AVX-512: gemm-edges.test.ts), batches split over threads, a batch-broadcast rhs (stride 0),
 // transposed operands (packing through strides), 16-bit operands, epilogues fused onto the product, K = 0 and
 // M = 1. Each is checked element by element against a float64 product computed here, with a tolerance scaled by
 // sum |a||b| (the bound on float32 accumulation error), so a dropped edge tile or a wrong panel is caught.
@@ -146,7 +146,8 @@ test('a fused product larger than the 2^22-float scratch runs a block of rows at
     t.pass();
     return;
   }
-  // N past 2^22 / 6 leaves room for one 6-row block of the scratch: 13 rows run as 6 + 6 + 1, for each batch element
+  // N past 2^22 / 6 leaves room for one MR-row block of the scratch (MR 12 with AVX-512, 6 with AVX2): 13 rows run as
+  // 12 + 1 or 6 + 6 + 1, for each batch element
   const [P, M, K, N] = [2, 13, 3, (1 << 20) + 5];
   const a = operand([P, M, K], 15);
   const b = operand([K, N], 16);

@@ -627,7 +627,7 @@ function dot(k: DotKernel, name: string): string {
  * A float dot through the packed GEMM: each batch element's product is computed in float (f32 accumulation, as
  * OpenBLAS and XLA's CPU backend) over threads splitting batches, rows and columns; 16-bit operands are converted
  * while packing. The product goes straight to the output when it is f32 and nothing is fused onto it; otherwise into
- * a float scratch of at most 2^22 elements (16 MiB, whatever the product's size), a block of rows at a time, which
+ * a float scratch of at most 2^22 elements (16 MiB, whatever the product's size; one MR-row block where rows are longer), a block of rows at a time, which
  * the epilogue (or the rounding to a 16-bit output) reads row by row.
  */
 function gemmDot(k: DotKernel, name: string): string {
