@@ -61,10 +61,25 @@ const expectedOf = (c: Case): Spec[] => (globalThis.Array.isArray(c.expected) ? 
 /** Functions whose result size depends on the data run under jit only with a static size (length for bincount). */
 const staticSized = (c: Case) => !['nonzero', 'flatnonzero', 'argwhere', 'bincount', 'unique'].includes(c.fn) || c.options.size !== undefined || c.options.length !== undefined;
 
+/**
+ * The fixture cases a platform runs: all of them on the CPU; on the emulated GPU, whose kernels are specialized to
+ * their shapes and each compiled by the host's C++ compiler, every third case of a function plus its first two (the
+ * same kernel IR renders both targets; the emulated sweep of all 79 compiled 556 kernels, 3-4 minutes of CI).
+ */
+function sweep(cases: Case[]): Case[] {
+  if (jax.defaultBackend() !== 'cuda' || process.env['JAXON_SORT_FULL_SWEEP'] === '1') return cases;
+  const seen = new Map<string, number>();
+  return cases.filter((c) => {
+    const i = seen.get(c.fn) ?? 0;
+    seen.set(c.fn, i + 1);
+    return i < 2 || i % 3 === 0;
+  });
+}
+
 for (const fns of [['sort'], ['argsort'], ['lexsort', 'searchsorted'], ['top_k', 'partition', 'argpartition'], ['nonzero', 'flatnonzero', 'argwhere', 'bincount', 'unique']]) {
   test(`${fns.join(', ')} match NumPy bit for bit, eager and under jit`, (t) => {
     for (const fn of fns) t.true(fixture.cases.filter((c) => c.fn === fn).length >= 2, fn);
-    for (const c of fixture.cases.filter((x) => fns.includes(x.fn))) {
+    for (const c of sweep(fixture.cases.filter((x) => fns.includes(x.fn)))) {
       const fn = c.fn;
       const args = c.args.map(input);
       const label = `${fn}(${c.args.join(', ')}, ${JSON.stringify(c.options)})`;
