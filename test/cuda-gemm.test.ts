@@ -77,7 +77,7 @@ const LAYOUTS = ['NN', 'TN', 'NT', 'TT'] as const;
 const SHAPES: [number, number, number][] = [[1, 1, 1], [7, 7, 7], [1, 129, 129], [129, 7, 1], [33, 129, 65], [130, 72, 70]];
 
 for (const kind of ['float32', 'float32-highest', 'bfloat16', 'float16'] as const) {
-  (onCuda ? test : test.skip)(`${kind} products of odd shapes in every operand layout agree with the CPU backend`, (t) => {
+  (onCuda ? test.serial : test.skip)(`${kind} products of odd shapes in every operand layout agree with the CPU backend`, (t) => {
     const dtype = dtypeOf(kind);
     const precision = precisionOf(kind);
     const paths = new Set<string>();
@@ -117,7 +117,7 @@ function withEnv(vars: Record<string, string | undefined>, body: () => void): vo
   }
 }
 
-(onCuda ? test : test.skip)('JAXON_GEMM=wgmma (TMA off): Hopper\'s warp-specialized wgmma kernel on odd shapes in every layout, batched, with an epilogue', (t) => {
+(onCuda ? test.serial : test.skip)('JAXON_GEMM=wgmma (TMA off): Hopper\'s warp-specialized wgmma kernel on odd shapes in every layout, batched, with an epilogue', (t) => {
   const saved = process.env['JAXON_GEMM'];
   process.env['JAXON_GEMM'] = 'wgmma';
   process.env['JAXON_WGMMA_TMA'] = '0';
@@ -163,7 +163,7 @@ function withEnv(vars: Record<string, string | undefined>, body: () => void): vo
 const TMA_SHAPES: [number, number, number][] = [[1, 8, 1], [7, 64, 7], [129, 136, 129], [1000, 1000, 7], [4097, 16, 24], [7, 4097, 9], [130, 200, 1000]];
 
 for (const tma of ['1', '0'] as const) {
-  (onCuda ? test : test.skip)(`JAXON_GEMM=wgmma, ${tma === '1' ? 'TMA producer (MN-major tiles for transposed operands)' : 'cp.async producer (JAXON_WGMMA_TMA=0)'}: odd shapes 1, 7, 129, 1000, 4097 in bfloat16 and float16, k- and m/n-contiguous operands, against the CPU`, (t) => {
+  (onCuda ? test.serial : test.skip)(`JAXON_GEMM=wgmma, ${tma === '1' ? 'TMA producer (MN-major tiles for transposed operands)' : 'cp.async producer (JAXON_WGMMA_TMA=0)'}: odd shapes 1, 7, 129, 1000, 4097 in bfloat16 and float16, k- and m/n-contiguous operands, against the CPU`, (t) => {
     withEnv({ JAXON_GEMM: 'wgmma', JAXON_WGMMA_TMA: tma }, () => {
       const producers = new Set<string>();
       for (const kind of ['bfloat16', 'float16'] as const) {
@@ -206,7 +206,7 @@ for (const tma of ['1', '0'] as const) {
   });
 }
 
-(onCuda ? test : test.skip)('JAXON_GEMM=wgmma with TMA: a fused tanh(x @ w + b) stays one kernel; a second call with other arrays re-encodes the tensor maps (graph update)', (t) => {
+(onCuda ? test.serial : test.skip)('JAXON_GEMM=wgmma with TMA: a fused tanh(x @ w + b) stays one kernel; a second call with other arrays re-encodes the tensor maps (graph update)', (t) => {
   withEnv({ JAXON_GEMM: 'wgmma', JAXON_WGMMA_TMA: undefined }, () => {
     const layer = (xx: jax.Array, ww: jax.Array, bb: jax.Array) => jnp.tanh(jnp.add(lax.dotGeneral(xx, ww, [[[1], [1]], [[], []]]), bb));
     const x = operand([200, 96], 21, 'bfloat16'), w = operand([72, 96], 22, 'bfloat16'), bias = operand([72], 23, 'bfloat16');
@@ -238,7 +238,7 @@ for (const tma of ['1', '0'] as const) {
   });
 });
 
-(onCuda ? test : test.skip)('a 4097-long K (split over blocks) and a 4097-long M', (t) => {
+(onCuda ? test.serial : test.skip)('a 4097-long K (split over blocks) and a 4097-long M', (t) => {
   const cases: [Kind, number, number, number][] = [['bfloat16', 16, 4097, 24], ['float32', 4097, 16, 8], ['float32-highest', 24, 4097, 8]];
   for (const [kind, M, K, N] of cases) {
     const a = operand([M, K], M + K, dtypeOf(kind));
@@ -250,7 +250,7 @@ for (const tma of ['1', '0'] as const) {
   }
 });
 
-(onCuda ? test : test.skip)('batched and strided dot_generals: batch axes anywhere, a shared rhs, two contracting axes', (t) => {
+(onCuda ? test.serial : test.skip)('batched and strided dot_generals: batch axes anywhere, a shared rhs, two contracting axes', (t) => {
   const dn = (lc: number[], rc: number[], lb: number[], rb: number[]): [[number[], number[]], [number[], number[]]] => [[lc, rc], [lb, rb]];
   const cases: [string, number[], number[], (x: jax.Array, y: jax.Array) => jax.Array][] = [
     ['batch first', [3, 33, 40], [3, 40, 17], (x, y) => lax.dotGeneral(x, y, dn([2], [1], [0], [0]))],
@@ -270,7 +270,7 @@ for (const tma of ['1', '0'] as const) {
   }
 });
 
-(onCuda ? test : test.skip)('tanh(x @ w + b) is one tensor-core kernel with the epilogue fused, and agrees with the CPU', (t) => {
+(onCuda ? test.serial : test.skip)('tanh(x @ w + b) is one tensor-core kernel with the epilogue fused, and agrees with the CPU', (t) => {
   for (const kind of ['float32', 'bfloat16'] as const) {
     const x = operand([70, 96], 1, kind), w = operand([96, 50], 2, kind), bias = operand([50], 3, kind);
     const layer = (xx: jax.Array, ww: jax.Array, bb: jax.Array) => jnp.tanh(jnp.add(jnp.matmul(xx, ww), bb));
@@ -282,7 +282,7 @@ for (const tma of ['1', '0'] as const) {
   }
 });
 
-(onCuda ? test : test.skip)('the MLP backward pass (gradient epilogues fused onto its dots) agrees with the CPU', (t) => {
+(onCuda ? test.serial : test.skip)('the MLP backward pass (gradient epilogues fused onto its dots) agrees with the CPU', (t) => {
   const x = operand([40, 64], 11, 'float32'), w1 = operand([64, 48], 12, 'float32'), b1 = operand([48], 13, 'float32'), w2 = operand([48, 10], 14, 'float32');
   const loss = (p: { w1: jax.Array; b1: jax.Array; w2: jax.Array }, xx: jax.Array) =>
     jnp.sum(jnp.square(jnp.matmul(jax.nn.gelu(jnp.add(jnp.matmul(xx, p.w1), p.b1)), p.w2)));
@@ -303,7 +303,7 @@ for (const tma of ['1', '0'] as const) {
   t.true(worst < 2 ** -7, `worst error ${worst} of the largest gradient`);
 });
 
-(onCuda ? test : test.skip)('Precision.HIGHEST keeps float32 accuracy; the default rounds float32 operands to tf32, as JAX on a GPU', (t) => {
+(onCuda ? test.serial : test.skip)('Precision.HIGHEST keeps float32 accuracy; the default rounds float32 operands to tf32, as JAX on a GPU', (t) => {
   const [M, K, N] = [32, 512, 40];
   const a = operand([M, K], 5, 'float32'), b = operand([K, N], 6, 'float32');
   const av = a.dataSync(), bv = b.dataSync();
@@ -326,7 +326,7 @@ for (const tma of ['1', '0'] as const) {
   t.throws(() => jnp.matmul(a, b, { precision: 'fast' }), { message: /jnp\.matmul: precision must be a lax\.Precision/ });
 });
 
-(onCuda ? test : test.skip)('JAXON_GEMM forces the path: simt takes the SIMT kernel with f32 accumulation, mma and wgmma tensor cores', (t) => {
+(onCuda ? test.serial : test.skip)('JAXON_GEMM forces the path: simt takes the SIMT kernel with f32 accumulation, mma and wgmma tensor cores', (t) => {
   const a = operand([33, 70], 1, 'float32'), b = operand([70, 20], 2, 'float32');
   const product = (x: jax.Array, y: jax.Array) => jnp.matmul(x, y);
   const saved = process.env['JAXON_GEMM'];
@@ -348,7 +348,7 @@ for (const tma of ['1', '0'] as const) {
   }
 });
 
-(onCuda ? test : test.skip)('16-bit operands with a float32 result (preferredElementType), and float16 operands into a bfloat16 cast', (t) => {
+(onCuda ? test.serial : test.skip)('16-bit operands with a float32 result (preferredElementType), and float16 operands into a bfloat16 cast', (t) => {
   const a = operand([65, 33], 3, 'bfloat16'), b = operand([33, 17], 4, 'bfloat16');
   const wide = (x: jax.Array, y: jax.Array) => lax.dotGeneral(x, y, [[[1], [0]], [[], []]], { preferredElementType: 'float32' });
   t.is(compare(wide, [a, b], (x, y) => jnp.matmul(x, y), 'float32-highest', 33), null);
