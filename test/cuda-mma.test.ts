@@ -240,6 +240,44 @@ function tf32Bits(bits: number): number {
 
 // ---- Hopper: wgmma from shared-memory matrix descriptors, mbarriers ----
 
+/** Where accumulator d_i of thread x of a warpgroup sits (wgmma m64nNk16, f32): row 16 w + g + 8 ((i % 4) >> 1), column 8 (i / 4) + 2 t + (i & 1), w = x / 32. */
+function wgmmaPlace(x: number, i: number): { row: number; col: number } {
+  const w = x >> 5, lane = x & 31, g = lane >> 2, tq = lane & 3;
+  return { row: 16 * w + g + 8 * ((i & 3) >> 1), col: 8 * (i >> 2) + 2 * tq + (i & 1) };
+}
+
+/** C (64 x n, row-major) as each thread's accumulator registers, thread by thread. */
+function wgmmaAccumulators(C: ArrayLike<number>, n: number): Float32Array {
+  const regs = new Float32Array(128 * (n / 2));
+  for (let x = 0; x < 128; x++) for (let i = 0; i < n / 2; i++) { const p = wgmmaPlace(x, i); regs[x * (n / 2) + i] = C[p.row * n + p.col]!; }
+  return regs;
+}
+
+/** Runs a one-warpgroup wgmma test kernel (out, shared-memory image, accumulators); out holds n / 2 floats a thread and `extra` more. */
+function runWgmma(device: ReturnType<typeof createCudaDevice>, source: CudaKernelSource, image: Uint16Array, cRegs: Float32Array, n: number, extra: number): Float32Array {
+  const fn = device.backend.loadKernelsSync([source]).get(source.source)!;
+  const out = device.backend.fromHost(new Uint8Array(4 * (128 * (n / 2) + extra)));
+  const ins = [bytesOf(new Uint32Array(image.buffer)), bytesOf(cRegs)].map((b) => device.backend.fromHost(b));
+  native().cudaLaunch(fn, source.grid, source.block, source.sharedMemBytes, [out.handle, ...ins.map((b) => b.handle)]);
+  const got = new Float32Array(device.backend.toHostSync(out).buffer);
+  for (const b of [out, ...ins]) device.backend.free(b);
+  return got;
+}
+
+/** The accumulators a wgmma got wrong: D = C + A[:, 16..31] B[:, 16..31]^T, A and B rows of `kStride` k each. */
+function wgmmaWrong(got: Float32Array, n: number, A: ArrayLike<number>, B: ArrayLike<number>, C: ArrayLike<number>, kStride: number): string[] {
+  const wrong: string[] = [];
+  for (let x = 0; x < 128; x++) {
+    for (let i = 0; i < n / 2; i++) {
+      const { row, col } = wgmmaPlace(x, i);
+      let want = C[row * n + col]!;
+      for (let k = 16; k < 32; k++) want += A[row * kStride + k]! * B[col * kStride + k]!;
+      if (got[x * (n / 2) + i] !== want) wrong.push(`thread ${x} d${i} (D[${row}][${col}]): ${got[x * (n / 2) + i]}, expected ${want}`);
+    }
+  }
+  return wrong;
+}
+
 /** PTX ISA, K-major operand with the 128-byte swizzle: byte address of (row, k-byte) from the descriptor's start and SBO. */
 function sw128Address(start: number, sbo: number, row: number, kbyte: number): number {
   const a = start + Math.floor(row / 8) * sbo + (row % 8) * 128 + kbyte;
@@ -256,13 +294,7 @@ for (const [n, kind] of [[128, 'bf16'], [64, 'f16']] as const) {
     const bBase = 8192;
     for (let r = 0; r < 64; r++) for (let k = 0; k < 64; k++) image[sw128Address(0, 1024, r, 2 * k) / 2] = half(A[r * 64 + k]!);
     for (let c = 0; c < n; c++) for (let k = 0; k < 64; k++) image[sw128Address(bBase, 1024, c, 2 * k) / 2] = half(B[c * 64 + k]!);
-    // D fragment of thread x (warp w = x / 32 of the warpgroup): d_i at row 16 w + g + 8 ((i % 4) >> 1), column 8 (i / 4) + 2 t + (i & 1)
-    const place = (x: number, i: number) => {
-      const w = x >> 5, lane = x & 31, g = lane >> 2, tq = lane & 3;
-      return { row: 16 * w + g + 8 * ((i & 3) >> 1), col: 8 * (i >> 2) + 2 * tq + (i & 1) };
-    };
-    const cRegs = new Float32Array(128 * (n / 2));
-    for (let x = 0; x < 128; x++) for (let i = 0; i < n / 2; i++) { const p = place(x, i); cRegs[x * (n / 2) + i] = C[p.row * n + p.col]!; }
+    const cRegs = wgmmaAccumulators(C, n);
     const source: CudaKernelSource = {
       name: `jaxon_test_wgmma_${n}_${kind}`,
       source: `${PRELUDE}extern "C" __global__ void __launch_bounds__(128) jaxon_test_wgmma_${n}_${kind}(float *out, const jx_u16 *image, const float *c) {
@@ -285,21 +317,8 @@ for (const [n, kind] of [[128, 'bf16'], [64, 'f16']] as const) {
 `,
       grid: [1, 1, 1], block: [128, 1, 1], sharedMemBytes: image.byteLength,
     };
-    const fn = device.backend.loadKernelsSync([source]).get(source.source)!;
-    const out = device.backend.fromHost(new Uint8Array(4 * (128 * (n / 2) + 128)));
-    const ins = [bytesOf(new Uint32Array(image.buffer)), bytesOf(cRegs)].map((b) => device.backend.fromHost(b));
-    native().cudaLaunch(fn, source.grid, source.block, source.sharedMemBytes, [out.handle, ...ins.map((b) => b.handle)]);
-    const got = new Float32Array(device.backend.toHostSync(out).buffer);
-    for (const b of [out, ...ins]) device.backend.free(b);
-    const wrong: string[] = [];
-    for (let x = 0; x < 128; x++) {
-      for (let i = 0; i < n / 2; i++) {
-        const { row, col } = place(x, i);
-        let want = C[row * n + col]!;
-        for (let k = 16; k < 32; k++) want += A[row * 64 + k]! * B[col * 64 + k]!;
-        if (got[x * (n / 2) + i] !== want) wrong.push(`thread ${x} d${i} (D[${row}][${col}]): ${got[x * (n / 2) + i]}, expected ${want}`);
-      }
-    }
+    const got = runWgmma(device, source, image, cRegs, n, 128);
+    const wrong = wgmmaWrong(got, n, A, B, C, 64);
     t.deepEqual(wrong.slice(0, 8), []);
     if (process.env['JAXON_CUDA_EMULATOR'] === '1') {
       t.deepEqual(Array.from(got.subarray(128 * (n / 2))), Array.from({ length: 128 }, (_, x) => cRegs[x * (n / 2)]!), 'accumulators untouched before wgmma.wait_group');
@@ -517,12 +536,7 @@ for (const [n, kind, tnspA] of [[128, 'bf16', 1], [64, 'f16', 0]] as const) {
       for (let k = 0; k < 32; k++) image[(tnspA ? mnMajorAddress(0, 4096, SBO, m, k) : sw128Address(0, 1024, m, 2 * k)) / 2] = half(A[m * 32 + k]!);
     }
     for (let c = 0; c < n; c++) for (let k = 0; k < 32; k++) image[mnMajorAddress(bBase, LBO_B, SBO, c, k) / 2] = half(B[c * 32 + k]!);
-    const place = (x: number, i: number) => {
-      const w = x >> 5, lane = x & 31, g = lane >> 2, tq = lane & 3;
-      return { row: 16 * w + g + 8 * ((i & 3) >> 1), col: 8 * (i >> 2) + 2 * tq + (i & 1) };
-    };
-    const cRegs = new Float32Array(128 * (n / 2));
-    for (let x = 0; x < 128; x++) for (let i = 0; i < n / 2; i++) { const p = place(x, i); cRegs[x * (n / 2) + i] = C[p.row * n + p.col]!; }
+    const cRegs = wgmmaAccumulators(C, n);
     // a K-major A (tnspA 0) holds its 32 k in the first 64 bytes of each 128-byte swizzled row
     const aDesc = tnspA ? `jx_wgmma_desc(jx_smem_u32(smem) + ${2 * SBO}, 4096, ${SBO}, 1)` : 'jx_wgmma_desc(jx_smem_u32(smem) + 32, 16, 1024, 1)';
     const name = `jaxon_test_wgmma_mn_${n}_${kind}`;
@@ -545,21 +559,8 @@ for (const [n, kind, tnspA] of [[128, 'bf16', 1], [64, 'f16', 0]] as const) {
 `,
       grid: [1, 1, 1], block: [128, 1, 1], sharedMemBytes: image.byteLength,
     };
-    const fn = device.backend.loadKernelsSync([source]).get(source.source)!;
-    const out = device.backend.fromHost(new Uint8Array(4 * 128 * (n / 2)));
-    const ins = [bytesOf(new Uint32Array(image.buffer)), bytesOf(cRegs)].map((b) => device.backend.fromHost(b));
-    native().cudaLaunch(fn, source.grid, source.block, source.sharedMemBytes, [out.handle, ...ins.map((b) => b.handle)]);
-    const got = new Float32Array(device.backend.toHostSync(out).buffer);
-    for (const b of [out, ...ins]) device.backend.free(b);
-    const wrong: string[] = [];
-    for (let x = 0; x < 128; x++) {
-      for (let i = 0; i < n / 2; i++) {
-        const { row, col } = place(x, i);
-        let want = C[row * n + col]!;
-        for (let k = 16; k < 32; k++) want += A[row * 32 + k]! * B[col * 32 + k]!;
-        if (got[x * (n / 2) + i] !== want) wrong.push(`thread ${x} d${i} (D[${row}][${col}]): ${got[x * (n / 2) + i]}, expected ${want}`);
-      }
-    }
+    const got = runWgmma(device, source, image, cRegs, n, 0);
+    const wrong = wgmmaWrong(got, n, A, B, C, 32);
     t.deepEqual(wrong.slice(0, 8), [], `${wrong.length} wrong`);
   });
 }
