@@ -3,6 +3,7 @@
 // more than JX_PARALLEL_THRESHOLD elements run under OpenMP. Parameter layouts
 // are documented on each kernel type in ../kernel-ir.ts.
 import { type DType, isFloating, isUnsigned } from '../../core/dtype.js';
+import { primitivesWith } from '../../core/traits.js';
 import { kernelJson, kernelName, resultOnlyNodes } from '../kernel-ir.js';
 import type { DotKernel, ElementwiseKernel, Expr, FusedReduce, Kernel, ReduceKernel, ReduceOp } from '../kernel-ir.js';
 import { C_DIALECT, C_TYPES, ExprRenderer, exprsUseIota, someNode } from './expr.js';
@@ -441,6 +442,10 @@ ${indent(body, 4)}
  * Whether float sin, cos or tan appear: their kernels run in blocks, the fast versions first and the full ones (the
  * reduction of huge arguments, most of their cost) only again for a block that needs them (jaxon_math.h JX_TRIG).
  */
+function usesTrigonometry(exprs: readonly Expr[]): boolean {
+  return someNode(exprs, (n) => n.op === 'unary' && (n.name === 'sin' || n.name === 'cos' || n.name === 'tan') && n.dtype !== 'float64');
+}
+
 /** Elements per block of a blocked elementwise kernel (trigonometry's fast/full passes, interleaved strips). */
 const ELEMENTWISE_BLOCK = 256;
 /**
@@ -452,22 +457,17 @@ const ELEMENTWISE_BLOCK = 256;
 const INTERLEAVE = 4;
 /** Float math calls (jaxon_math.h) from which an elementwise kernel interleaves its strips. */
 const INTERLEAVE_MIN_CALLS = 2;
-const MATH_UNARY = new Set(['exp', 'exp2', 'log', 'log1p', 'expm1', 'tanh', 'sin', 'cos', 'tan', 'asin', 'acos', 'atan',
-  'sinh', 'cosh', 'asinh', 'acosh', 'atanh', 'cbrt', 'erf', 'logistic']);
-const MATH_BINARY = new Set(['pow', 'atan2']);
+/** Ops rendered as libm-sized calls (core/traits.ts), as the CUDA renderer counts them. */
+const MATH_CALLS = primitivesWith('libmCall');
 
-/** How many vectorized math calls the expressions make (float64 calls the C library's scalar functions: not counted). */
+/** How many libm-sized calls the expressions make (float64 calls the C library's scalar functions: not counted). */
 function mathCalls(exprs: readonly Expr[]): number {
   let calls = 0;
   someNode(exprs, (n) => {
-    if (n.dtype !== 'float64' && ((n.op === 'unary' && MATH_UNARY.has(n.name)) || (n.op === 'binary' && MATH_BINARY.has(n.name)))) calls++;
+    if ((n.op === 'unary' || n.op === 'binary') && MATH_CALLS.has(n.name) && isFloating(n.dtype) && n.dtype !== 'float64') calls++;
     return false;
   });
   return calls;
-}
-
-function usesTrigonometry(exprs: readonly Expr[]): boolean {
-  return someNode(exprs, (n) => n.op === 'unary' && (n.name === 'sin' || n.name === 'cos' || n.name === 'tan') && n.dtype !== 'float64');
 }
 
 /** A reduction with a prologue (the reduced value), side outputs, output-space epilogue and final outputs; layout in kernel-ir.ts FusedReduce. */
