@@ -139,44 +139,40 @@ function packedParams(launch: Plan['launches'][number]): BigInt64Array {
 const POOL_MAX_BYTES = 65536;
 const POOL_TOTAL_BYTES = 8 * 2 ** 20;
 const LARGE_POOL_BYTES = 256 * 2 ** 20;
+/** Both tiers' free buffers, by exact size. */
 const pool = new Map<number, Uint8Array[]>();
 let pooledBytes = 0;
-/** The large tier, in the order its buffers came back (a Map iterates in insertion order). */
-const largePool = new Map<Uint8Array, number>();
 let largePooledBytes = 0;
+/** The large tier's buffers in the order they came back, oldest first; those handed out since are no longer in largePooled. */
+let largeOrder: Uint8Array[] = [];
+const largePooled = new Set<Uint8Array>();
 /** Testing aid: buffers a kernel overwrites are handed out filled with 0xff bytes (NaN floats), new or reused. */
 const POISON = process.env['JAXON_POISON_HOST_BUFFERS'] === '1';
 
 /** Gives a buffer nothing reads any more back to hostBuffer's pool (beyond the pool's bounds it goes to the garbage collector). */
 export function recycleHostBuffer(bytes: ArrayBuffer): void {
   const n = bytes.byteLength;
-  if (n === 0) return;
-  if (n > POOL_MAX_BYTES) {
-    if (n > LARGE_POOL_BYTES / 2) return;
-    largePool.set(new Uint8Array(bytes), n);
-    largePooledBytes += n;
-    for (const [oldest, size] of largePool) {
-      if (largePooledBytes <= LARGE_POOL_BYTES) break;
-      largePool.delete(oldest);
-      largePooledBytes -= size;
-    }
-    return;
-  }
-  if (pooledBytes + n > POOL_TOTAL_BYTES) return;
+  if (n === 0 || n > LARGE_POOL_BYTES / 2 || (n <= POOL_MAX_BYTES && pooledBytes + n > POOL_TOTAL_BYTES)) return;
+  const view = new Uint8Array(bytes);
   let free = pool.get(n);
   if (!free) pool.set(n, (free = []));
-  free.push(new Uint8Array(bytes));
-  pooledBytes += n;
-}
-
-function reusedLarge(n: number): Uint8Array | undefined {
-  for (const [bytes, size] of largePool) {
-    if (size !== n) continue;
-    largePool.delete(bytes);
-    largePooledBytes -= n;
-    return bytes;
+  free.push(view);
+  if (n <= POOL_MAX_BYTES) {
+    pooledBytes += n;
+    return;
   }
-  return undefined;
+  largePooled.add(view);
+  largeOrder.push(view);
+  largePooledBytes += n;
+  while (largePooledBytes > LARGE_POOL_BYTES) {
+    const oldest = largeOrder.shift()!;
+    if (!largePooled.delete(oldest)) continue; // handed out again since
+    const same = pool.get(oldest.byteLength)!;
+    same.splice(same.indexOf(oldest), 1);
+    largePooledBytes -= oldest.byteLength;
+  }
+  // buffers handed out again stay in the order list until this drops them
+  if (largeOrder.length > 2 * largePooled.size + 64) largeOrder = largeOrder.filter((v) => largePooled.has(v));
 }
 
 /**
@@ -185,9 +181,13 @@ function reusedLarge(n: number): Uint8Array | undefined {
  * whatever a reused buffer held. Running out of memory is JAX's RESOURCE_EXHAUSTED, saying how much and for what.
  */
 export function hostBuffer(n: number, what: string | (() => string), contents: 'zeroed' | 'overwritten' = 'zeroed'): ArrayBuffer {
-  const reused = n <= POOL_MAX_BYTES ? pool.get(n)?.pop() : largePool.size ? reusedLarge(n) : undefined;
+  const reused = pool.get(n)?.pop();
   if (reused) {
     if (n <= POOL_MAX_BYTES) pooledBytes -= n;
+    else {
+      largePooled.delete(reused);
+      largePooledBytes -= n;
+    }
     if (POISON && contents === 'overwritten') return reused.fill(0xff).buffer as ArrayBuffer;
     return (contents === 'zeroed' ? reused.fill(0) : reused).buffer as ArrayBuffer;
   }
