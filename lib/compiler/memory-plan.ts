@@ -21,7 +21,7 @@ import { itemsize } from '../core/dtype.js';
 import type { MemoryKind, PrimitiveParams } from '../core/primitives.js';
 import { kernelName } from './kernel-ir.js';
 import { MEMORY_KINDS_ORDER, ProgramPlan, bufferBytes, nestedPlans } from './plan.js';
-import { type Stream, stepBuffers } from './schedule.js';
+import { type Stream, bufferLiveness } from './schedule.js';
 import { type SvgOptions, memoryPlanSvg } from './memory-plan-svg.js';
 
 /**
@@ -179,19 +179,7 @@ function buildPlan(plan: ProgramPlan, context: MemoryPlanContext): MemoryPlanDat
   const shapeText = (shape: readonly number[]) => `[${shape.join(',')}]`;
 
   // liveness, as plan.ts computes it
-  const first = new Map<number, number>();
-  const last = new Map<number, number>();
-  const lastRead = new Map<number, number>();
-  const writer = new Map<number, number>();
-  programSteps.forEach((s, k) => {
-    const { reads, writes } = stepBuffers(s);
-    for (const b of [...reads, ...writes]) {
-      if (!first.has(b)) first.set(b, k);
-      last.set(b, k);
-    }
-    for (const b of reads) lastRead.set(b, k);
-    for (const b of writes) if (!writer.has(b)) writer.set(b, k);
-  });
+  const { first, last, lastRead, firstWrite: writer } = bufferLiveness(programSteps);
 
   const steps: MemoryPlanStep[] = programSteps.map((s, k) => {
     if (s.kind === 'launch') return { index: k, kind: 'launch', name: kernelName(s.kernel).slice(0, 120), label: s.label, stream: 'compute' };

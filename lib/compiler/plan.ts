@@ -26,7 +26,7 @@ import type { MemoryKind, PrimitiveParams } from '../core/primitives.js';
 import type { ClosedJaxpr, Jaxpr, JaxprEqn } from '../trace/jaxpr.js';
 import type { Expr } from './kernel-ir.js';
 import { type Program, type ProgramBuffer, type ProgramCall, fuseJaxpr, memoryKindOf } from './fuse.js';
-import { type Region, type Transfer, launchOutputCount, memoryAwareOrders, reorderSteps, stepBuffers, transferBounds } from './schedule.js';
+import { type Region, type Transfer, bufferLiveness, launchOutputCount, memoryAwareOrders, reorderSteps, stepBuffers, transferBounds } from './schedule.js';
 
 export const MEMORY_KINDS_ORDER: readonly MemoryKind[] = ['device', 'pinned_host'];
 
@@ -175,17 +175,7 @@ export class ProgramPlan {
     }
 
     // liveness over the step order
-    const first = new Map<number, number>();
-    const last = new Map<number, number>();
-    const firstWrite = new Map<number, number>();
-    steps.forEach((s, k) => {
-      const { reads, writes } = stepBuffers(s);
-      for (const b of [...reads, ...writes]) {
-        if (!first.has(b)) first.set(b, k);
-        last.set(b, k);
-      }
-      for (const b of writes) if (!firstWrite.has(b)) firstWrite.set(b, k);
-    });
+    const { first, last, firstWrite } = bufferLiveness(steps);
 
     this.placements = buffers.map((b, id): Placement => {
       if (b.kind === 'argument') return { place: 'argument', index: b.index! };

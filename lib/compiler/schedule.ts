@@ -41,6 +41,24 @@ export function launchOutputCount(kernel: Kernel, total: number): number {
   }
 }
 
+/** Each buffer's first and last step touching it, first step writing it and last step reading it, over `steps`. */
+export function bufferLiveness(steps: readonly ProgramStep[]): { first: Map<number, number>; last: Map<number, number>; firstWrite: Map<number, number>; lastRead: Map<number, number> } {
+  const first = new Map<number, number>();
+  const last = new Map<number, number>();
+  const firstWrite = new Map<number, number>();
+  const lastRead = new Map<number, number>();
+  steps.forEach((s, k) => {
+    const { reads, writes } = stepBuffers(s);
+    for (const b of [...reads, ...writes]) {
+      if (!first.has(b)) first.set(b, k);
+      last.set(b, k);
+    }
+    for (const b of reads) lastRead.set(b, k);
+    for (const b of writes) if (!firstWrite.has(b)) firstWrite.set(b, k);
+  });
+  return { first, last, firstWrite, lastRead };
+}
+
 /**
  * For each step, the earlier steps it must follow: the last writer of each
  * buffer it touches, the readers since then of each buffer it writes, and
