@@ -7,8 +7,9 @@
 // Built from existing primitives, as an im2col: the input is brought to
 // JAX's canonical layout (N, C, spatial...), padded once (lax.pad: edge
 // padding, negative padding as cropping, interior padding for lhs dilation),
-// each kernel tap takes one strided window slice (the rhs dilation is the
-// slices' offsets), the taps are stacked next to the feature axis and one
+// then for each spatial dimension in turn each kernel offset takes one strided
+// window slice (the rhs dilation is the slices' offsets), stacked as a tap
+// axis next to the feature axis, and one
 // dot_general contracts features and taps against the kernel (groups are
 // dot_general batch dimensions). So the GEMM is the existing dot_general kernel
 // (the tensor-core paths on CUDA, the AVX-512 GEMM on the CPU), both backends
@@ -192,20 +193,28 @@ function convImpl(fn: string, lhs: ArrayLike, rhs: ArrayLike, windowStrides: num
   const needPad = pads.some(([lo, hi]) => lo !== 0 || hi !== 0) || lhsDilation.some((d) => d !== 1);
   const lp = needPad ? pad(lc, 0, [[0, 0, 0], [0, 0, 0], ...pads.map(([lo, hi], i): [number, number, number] => [lo, hi, lhsDilation[i]! - 1])]) : lc;
 
-  // one strided window slice per kernel tap, stacked as axis 2: (N, C, taps, out spatial...)
-  const taps: Array[] = [];
-  const tap = kSp.map(() => 0);
-  for (let t = 0; t < kTaps; t++) {
-    const start = tap.map((k, i) => k * rhsDilation[i]!);
-    const limit = start.map((s, i) => s + (outSp[i]! - 1) * strides[i]! + 1);
-    const win = slice(lp, [0, 0, ...start], [N, C, ...limit], [1, 1, ...strides]);
-    taps.push(reshape(win, [N, C, 1, ...outSp]));
-    for (let i = ns - 1; i >= 0; i--) {
-      if (++tap[i]! < kSp[i]!) break;
-      tap[i] = 0;
+  // im2col one spatial dimension at a time (sum, not product, of the kernel sizes in slices): before dimension i the
+  // patches have shape (N, C, K_0..K_{i-1}, O_0..O_{i-1}, P_i..); dimension i's K_i strided window slices (offsets
+  // k * rhsDilation) are stacked as a new tap axis after the others. At the end (N, C, K..., O...) flattens its taps to
+  // (N, C, T, O...), in the row-major tap order of the kernel's (O, I, K...) layout.
+  let patches = lp;
+  for (let i = 0; i < ns; i++) {
+    const axis = 2 + 2 * i;
+    const shape = patches.shape;
+    const wins: Array[] = [];
+    for (let k = 0; k < kSp[i]!; k++) {
+      const start = shape.map(() => 0);
+      const limit = [...shape];
+      const step = shape.map(() => 1);
+      start[axis] = k * rhsDilation[i]!;
+      limit[axis] = start[axis]! + (outSp[i]! - 1) * strides[i]! + 1;
+      step[axis] = strides[i]!;
+      const win = slice(patches, start, limit, step);
+      wins.push(reshape(win, [...win.shape.slice(0, 2 + i), 1, ...win.shape.slice(2 + i)]));
     }
+    patches = wins.length === 1 ? wins[0]! : concatenate(wins, 2 + i);
   }
-  const patches = taps.length === 1 ? taps[0]! : concatenate(taps, 2);
+  if (ns !== 1) patches = reshape(patches, [N, C, kTaps, ...outSp]);
   const opts = { precision, preferredElementType: pet } as const;
   const spAxes = outSp.map((_, i) => i);
   let out: Array;
