@@ -58,7 +58,7 @@ function templates(): Array {
       data[at(3)] = i >= 8 && i < 20 && j >= 8 && j < 20 ? 1 : 0;
     }
   }
-  return jnp.array(data).reshape([CLASSES, SIZE, SIZE]);
+  return jax.tidy(() => jnp.array(data).reshape([CLASSES, SIZE, SIZE]));
 }
 
 /** A batch of noisy images [n, 28, 28, 1] (NHWC) and their labels [n] (int32). */
@@ -116,12 +116,13 @@ export function loss(params: Params, x: Array, y: Array): Array {
 export function train(options: TrainOptions = {}): TrainResult {
   const { steps = 200, batch = 32, seed = 0, learningRate = 3e-3, channels = [8, 16], log, logEvery = 20 } = options;
   const patterns = templates();
-  let key = jax.random.key(seed);
-  const [initKey, dataKey] = jax.random.split(key);
-  key.dispose();
-  key = dataKey!;
-  let params = initParams(initKey!, channels);
-  initKey!.dispose();
+  const [initKey, dataKey] = jax.tidy(() => {
+    const keys = jax.random.split(jax.random.key(seed));
+    return [keys.index(0), keys.index(1)];
+  });
+  let key = dataKey;
+  let params = initParams(initKey, channels);
+  initKey.dispose();
   const optimizer = optax.adam(learningRate);
   let state = optimizer.init(params);
 
@@ -135,13 +136,18 @@ export function train(options: TrainOptions = {}): TrainResult {
     { donateArgnums: [0, 1] },
   );
 
+  // the next key and a batch, one program too
+  const nextBatch = jax.jit((k: Array, pats: Array) => {
+    const [nextKey, batchKey] = jax.random.split(k);
+    const { x, y } = imageBatch(batchKey!, batch, pats);
+    return [nextKey, x, y];
+  });
+
   const losses: number[] = [];
   for (let i = 0; i < steps; i++) {
-    const [nextKey, batchKey] = jax.random.split(key);
+    const [nextKey, x, y] = nextBatch(key, patterns) as [Array, Array, Array];
     key.dispose();
-    key = nextKey!;
-    const { x, y } = imageBatch(batchKey!, batch, patterns);
-    batchKey!.dispose();
+    key = nextKey;
     const [nextParams, nextState, value] = step(params, state, x, y) as [Params, unknown[], Array];
     params = nextParams;
     state = nextState;
