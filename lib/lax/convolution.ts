@@ -7,9 +7,9 @@
 // Built from existing primitives, as an im2col: the input is brought to
 // JAX's canonical layout (N, C, spatial...), padded once (lax.pad: edge
 // padding, negative padding as cropping, interior padding for lhs dilation),
-// then for each spatial dimension in turn each kernel offset takes one strided
-// window slice (the rhs dilation is the slices' offsets), stacked as a tap
-// axis next to the feature axis, and one
+// in a channels-last layout (N, spatial..., C) (no copy for NHWC), each kernel
+// tap takes one strided window slice (the rhs dilation is the slices'
+// offsets), the taps are concatenated along the feature axis, and one
 // dot_general contracts features and taps against the kernel (groups are
 // dot_general batch dimensions). So the GEMM is the existing dot_general kernel
 // (the tensor-core paths on CUDA, the AVX-512 GEMM on the CPU), both backends
@@ -187,55 +187,51 @@ function convImpl(fn: string, lhs: ArrayLike, rhs: ArrayLike, windowStrides: num
     return transpose(z, outPerm);
   }
 
-  // canonical layout (N, C, spatial...) and (O, I, spatial...)
-  const lc = transpose(l, dn.lhsSpec);
-  const rc = transpose(r, dn.rhsSpec);
+  // channels-last layout: lhs (N, spatial..., C), rhs (spatial..., I, O); NHWC / HWIO operands need no transpose
+  const lc = transpose(l, [dn.lhsSpec[0]!, ...dn.lhsSpec.slice(2), dn.lhsSpec[1]!]);
+  const rc = transpose(r, [...dn.rhsSpec.slice(2), dn.rhsSpec[1]!, dn.rhsSpec[0]!]);
   const needPad = pads.some(([lo, hi]) => lo !== 0 || hi !== 0) || lhsDilation.some((d) => d !== 1);
-  const lp = needPad ? pad(lc, 0, [[0, 0, 0], [0, 0, 0], ...pads.map(([lo, hi], i): [number, number, number] => [lo, hi, lhsDilation[i]! - 1])]) : lc;
+  const lp = needPad ? pad(lc, 0, [[0, 0, 0], ...pads.map(([lo, hi], i): [number, number, number] => [lo, hi, lhsDilation[i]! - 1]), [0, 0, 0]]) : lc;
 
-  // im2col one spatial dimension at a time (sum, not product, of the kernel sizes in slices): before dimension i the
-  // patches have shape (N, C, K_0..K_{i-1}, O_0..O_{i-1}, P_i..); dimension i's K_i strided window slices (offsets
-  // k * rhsDilation) are stacked as a new tap axis after the others. At the end (N, C, K..., O...) flattens its taps to
-  // (N, C, T, O...), in the row-major tap order of the kernel's (O, I, K...) layout.
-  let patches = lp;
-  for (let i = 0; i < ns; i++) {
-    const axis = 2 + 2 * i;
-    const shape = patches.shape;
-    const wins: Array[] = [];
-    for (let k = 0; k < kSp[i]!; k++) {
-      const start = shape.map(() => 0);
-      const limit = [...shape];
-      const step = shape.map(() => 1);
-      start[axis] = k * rhsDilation[i]!;
-      limit[axis] = start[axis]! + (outSp[i]! - 1) * strides[i]! + 1;
-      step[axis] = strides[i]!;
-      const win = slice(patches, start, limit, step);
-      wins.push(reshape(win, [...win.shape.slice(0, 2 + i), 1, ...win.shape.slice(2 + i)]));
+  // im2col: one strided window slice per kernel tap (offsets k * rhsDilation), concatenated along the feature axis:
+  // (N, out spatial..., T * C), taps major, in the row-major tap order of the kernel's (spatial..., I, O) layout
+  const wins: Array[] = [];
+  const tap = kSp.map(() => 0);
+  for (let t = 0; t < kTaps; t++) {
+    const start = tap.map((k, i) => k * rhsDilation[i]!);
+    const limit = start.map((st, i) => st + (outSp[i]! - 1) * strides[i]! + 1);
+    wins.push(slice(lp, [0, ...start, 0], [N, ...limit, C], [1, ...strides, 1]));
+    for (let i = ns - 1; i >= 0; i--) {
+      if (++tap[i]! < kSp[i]!) break;
+      tap[i] = 0;
     }
-    patches = wins.length === 1 ? wins[0]! : concatenate(wins, 2 + i);
   }
-  if (ns !== 1) patches = reshape(patches, [N, C, kTaps, ...outSp]);
+  const patches = wins.length === 1 ? wins[0]! : concatenate(wins, ns + 1);
   const opts = { precision, preferredElementType: pet } as const;
-  const spAxes = outSp.map((_, i) => i);
-  let out: Array;
+  const spAxes = outSp.map((_, i) => i + 1);
+  let out: Array; // (N', out spatial..., O)
   if (G === 1 && B === 1) {
-    // (N, C, T, S...) x (O, C, T) -> (N, S..., O)
-    const y = dotGeneral(patches, reshape(rc, [O, I, kTaps]), [[[1, 2], [1, 2]], [[], []]], opts);
-    out = transpose(y, [0, ns + 1, ...spAxes.map((i) => i + 1)]);
+    // one GEMM: (N * S, T * C) x (T * C, O)
+    out = dotGeneral(patches, reshape(rc, [kTaps * I, O]), [[[ns + 1], [0]], [[], []]], opts);
   } else if (G > 1) {
-    // features split group-major: (N, G, I, T, S...) x (G, O/G, I, T) -> (G, N, S..., O/G)
-    const p = reshape(patches, [N, G, I, kTaps, ...outSp]);
-    const k = reshape(rc, [G, O / G, I, kTaps]);
-    const y = dotGeneral(p, k, [[[2, 3], [2, 3]], [[1], [0]]], opts);
-    out = reshape(transpose(y, [1, 0, ns + 2, ...spAxes.map((i) => i + 2)]), [N, O, ...outSp]);
+    // features split group-major: (N, S..., T, G, I) x (T, I, G, O/G) -> (G, N, S..., O/G)
+    const p = reshape(patches, [N, ...outSp, kTaps, G, I]);
+    const k = reshape(rc, [kTaps, I, G, O / G]);
+    const y = dotGeneral(p, k, [[[ns + 1, ns + 3], [0, 1]], [[ns + 2], [2]]], opts);
+    out = reshape(transpose(y, [1, ...spAxes.map((i) => i + 1), 0, ns + 2]), [N, ...outSp, O]);
   } else {
-    // batch split group-major: (B, N/B, C, T, S...) x (B, O/B, C, T) -> (B, N/B, S..., O/B)
-    const p = reshape(patches, [B, N / B, C, kTaps, ...outSp]);
-    const k = reshape(rc, [B, O / B, I, kTaps]);
-    const y = dotGeneral(p, k, [[[2, 3], [2, 3]], [[0], [0]]], opts);
-    out = reshape(transpose(y, [1, 0, ns + 2, ...spAxes.map((i) => i + 2)]), [N / B, O, ...outSp]);
+    // batch split group-major: (B, N/B, S..., T * C) x (T * C, B, O/B) -> (B, N/B, S..., O/B)
+    const p = reshape(patches, [B, N / B, ...outSp, kTaps * C]);
+    const k = reshape(rc, [kTaps * I, B, O / B]);
+    const y = dotGeneral(p, k, [[[ns + 2], [0]], [[0], [1]]], opts);
+    out = reshape(transpose(y, [1, ...spAxes.map((i) => i + 1), 0, ns + 2]), [N / B, ...outSp, O]);
   }
-  return transpose(out, outPerm);
+  // to the output layout: output axis outSpec[0] is N', outSpec[1] the features, outSpec[2 + i] spatial dim i
+  const perm = new globalThis.Array<number>(ns + 2);
+  perm[dn.outSpec[0]!] = 0;
+  perm[dn.outSpec[1]!] = ns + 1;
+  dn.outSpec.slice(2).forEach((d, i) => (perm[d] = i + 1));
+  return transpose(out, perm);
 }
 
 function argsort(p: readonly number[]): number[] {
