@@ -115,6 +115,8 @@ cpuOnly('convWithGeneralPadding and conv match JAX; dimension numbers as strings
   assertArray(t, out, expect(g.out), { message: 'convWithGeneralPadding' });
   const c = fixture.conv.find((k) => k.name === '2d_valid_stride3')!;
   assertArray(t, lax.conv(...operands(c), c.windowStrides, c.padding), expect(c.out), { message: 'lax.conv' });
+  assertArray(t, lax.conv(...operands(c), c.windowStrides, c.padding, { precision: lax.Precision.HIGHEST }), expect(c.out), { message: 'lax.conv, Precision.HIGHEST' });
+  assertArray(t, lax.conv(...operands(c), c.windowStrides, c.padding, { precision: ['highest', 'default'] }), expect(c.out), { message: 'lax.conv, a precision pair' });
   const s = fixture.conv.find((k) => k.name === '2d_scrambled_layout')!;
   const dn = lax.convDimensionNumbers(s.lhs.shape, s.rhs.shape, s.dimensionNumbers);
   t.deepEqual(dn, { lhsSpec: [3, 1, 2, 0], rhsSpec: [0, 2, 1, 3], outSpec: [1, 2, 0, 3] });
@@ -167,6 +169,8 @@ test('convGeneralDilated / convolve: JAX\'s argument errors', (t) => {
   assertThrowsMentioning(t, () => cg(x, w, { dimensionNumbers: ['NCHH', 'OIHW', 'NCHW'] }), "dimensionNumbers[0]", 'duplicate');
   assertThrowsMentioning(t, () => cg(x, jnp.zeros([6, 2, 3, 3], { dtype: 'float16' })), 'same dtype', 'float32 and float16');
   assertThrowsMentioning(t, () => cg(x, w, { featureGroupCount: 2, strides: [1, 1] } as never), 'strides');
+  assertThrowsMentioning(t, () => cg(x, w, { featureGroupCount: 2, precision: 'turbo' }), 'lax.convGeneralDilated', 'precision', 'turbo');
+  assertThrowsMentioning(t, () => cg(x, w, { featureGroupCount: 2, preferredElementType: 'float128' as never }), 'lax.convGeneralDilated', 'float128');
   assertThrowsMentioning(t, () => jnp.convolve(jnp.zeros([2, 2]), jnp.zeros([2])), 'jnp.convolve', '1-dimensional');
   assertThrowsMentioning(t, () => jnp.correlate(jnp.zeros([0]), jnp.zeros([2])), 'jnp.correlate', 'cannot be empty');
   assertThrowsMentioning(t, () => jnp.convolve(jnp.zeros([3]), jnp.zeros([2]), 'circular' as never), "mode must be one of ['full', 'same', 'valid']");
