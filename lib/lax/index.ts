@@ -2,3 +2,4 @@
 export * from './ops.js';
 export * from './control-flow.js';
 export * from './sort.js';
+export * as linalg from './linalg.js';
