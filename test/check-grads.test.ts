@@ -150,6 +150,10 @@ const cases: Case[] = [
   { name: 'sort along each axis', fn: (x) => jnp.add(jnp.sin(jnp.sort(x)), jnp.sort(x, { axis: 0 })), args: () => [rand([3, 4])] },
   { name: 'sort of a payload by two keys', fn: (k, v) => lax.sort([jnp.floor(jnp.multiply(k, 0)), k, v], { numKeys: 2 })[2], args: () => [rand([5]), rand([5])] },
   { name: 'topK', fn: (x) => jnp.exp(lax.topK(x, 3)[0]), args: () => [rand([2, 5])] },
+  // linalg: sign-invariant functions of the vectors (squares), the thin QR (its jvp's domain)
+  { name: 'lax.linalg.qr', fn: (x) => lax.linalg.qr(x, { fullMatrices: false }), args: () => [rand([4, 3])] },
+  { name: 'lax.linalg.eigh', fn: (x) => { const [v, w] = lax.linalg.eigh(x); return [w, jnp.multiply(v, v)]; }, args: () => [rand([3, 3])] },
+  { name: 'lax.linalg.svd', fn: (x) => { const [u, s, vh] = lax.linalg.svd(x, { fullMatrices: false }); return [s, jnp.multiply(u, u), jnp.multiply(vh, vh)]; }, args: () => [rand([4, 3])] },
   { name: 'argmax then takeAlongAxis', fn: (x) => jnp.takeAlongAxis(x, jnp.expandDims(jnp.argmax(x, { axis: 1 }), 1), 1), args: () => [f64([0.1, 0.9, 0.4, 1.5, -0.2, 0.3], [2, 3])] },
   { name: 'take with out-of-bounds indices filled (fill mode)', fn: (x) => jnp.take(jnp.sin(x), i32([4, 1, -9]), { mode: 'fill', fillValue: 2 }), args: () => [rand([3])] },
   { name: 'scatter_add in clip mode with an out-of-bounds index', fn: (x, u) => x.at(i32([7, 0, 2])).add(jnp.exp(u), { mode: 'clip' }), args: () => [rand([4]), rand([3])] },

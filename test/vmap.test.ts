@@ -224,6 +224,15 @@ test('reductions, argmax/argmin and cumulative ops shift their axes', (t) => {
   }
 });
 
+// ---- linalg ----
+
+test('lax.linalg qr, eigh, svd: batched along a middle axis, over matrices with batch axes of their own', (t) => {
+  const m = rand([3, 2, 4, 3], 7);
+  check(t, 'qr', (a: Array) => lax.linalg.qr(a, { fullMatrices: false }), [m], [1], 0, 1e-5);
+  check(t, 'eigh', (a: Array) => lax.linalg.eigh(jnp.matmul(jnp.swapaxes(a, -1, -2), a)), [m], [1], 0, 1e-4);
+  check(t, 'svd', (a: Array) => lax.linalg.svd(a, { fullMatrices: false }), [m], [1], 0, 1e-4);
+});
+
 // ---- dot_general ----
 
 test('dot_general: both batched, one side batched, with and without batch dimensions', (t) => {

@@ -539,6 +539,20 @@ const topKRule: Rule<'top_k'> = (c, [x], _params, ctx) => {
   return ctx.outAvals.map((a) => param(a.shape, a.dtype, op));
 };
 
+/**
+ * qr / eigh / svd: LAPACK's operation counts for the dense algorithms (geqrf+orgqr ~ 4mn² - 4n³/3, syevd ~ 9n³, gesvd
+ * ~ 4mn² + 8n³ with vectors), the operand read and every output written; XLA counts these custom calls as zero.
+ */
+const linalgRule = (flopsPerMatrix: (m: number, n: number) => number): Rule<'qr' | 'eigh' | 'svd'> => (c, [x], _params, ctx) => {
+  const r = x!.shape.length;
+  const m = x!.shape[r - 2]!;
+  const n = x!.shape[r - 1]!;
+  const batch = sizeOf(x!.shape.slice(0, r - 2));
+  const bytes = ctx.outAvals.reduce((s, a) => s + sizeOf(a.shape) * itemsize(a.dtype), 0);
+  const op = c.emit({ ...readAll([x!], bytes), flops: batch * flopsPerMatrix(m, n) }, [x!], [], x!.dtype).op;
+  return ctx.outAvals.map((a) => param(a.shape, a.dtype, op));
+};
+
 function gatherRule(c: Computation, [operand, indices]: Value[], p: PrimitiveParams['gather'], ctx: EqnContext): Value[] {
   const shape = ctx.outAvals[0]!.shape;
   if (p.mode === 'clip') return [gather(c, operand!, indices!, shape)];
@@ -610,6 +624,9 @@ const RULES: { [P in Primitive]: Rule<P> } = {
   cumsum: cumulativeRule, cumprod: cumulativeRule, cummax: cumulativeRule, cummin: cumulativeRule,
   sort: sortRule,
   top_k: topKRule,
+  qr: linalgRule((m, n) => { const k = Math.min(m, n); return Math.max(0, 4 * m * n * k - (4 / 3) * k ** 3); }),
+  eigh: linalgRule((_m, n) => 9 * n ** 3),
+  svd: linalgRule((m, n) => { const k = Math.min(m, n), big = Math.max(m, n); return 4 * big * k * k + 8 * k ** 3; }),
   dot_general: (c, [a, b], { dimensionNumbers: [[contracting]] }, ctx) => {
     const out = ctx.outAvals[0]!;
     const k = contracting.reduce((s, d) => s * a!.shape[d]!, 1);

@@ -239,8 +239,28 @@ export interface SortKernel {
   order?: 'top_k';
 }
 
+/**
+ * A dense matrix decomposition of each matrix of a batch (lax.linalg.qr / eigh / svd; render/linalg-eig.ts), one
+ * loop iteration per matrix (one thread per matrix on a GPU). params: [batch, m, n]. buffers, by op (every one but
+ * the operand x, last, is written; the working storage is per matrix):
+ *  - 'qr' (Householder, LAPACK geqrf's reflectors): q, r, work [m·n], tau [min(m, n)], x
+ *  - 'eigh' (cyclic Jacobi, from the `lower` or upper triangle, ascending if `sort`): v, w, work [n·n], x
+ *  - 'svd' (one-sided Jacobi on the tall orientation, descending): s, (u, vt,) work [max·min], v [min²], (basis [max²],) x
+ * fullMatrices applies to qr and svd; computeUv to svd.
+ */
+export interface LinalgKernel {
+  kind: 'linalg';
+  op: 'qr' | 'eigh' | 'svd';
+  dtype: DType;
+  fullMatrices: boolean;
+  computeUv: boolean;
+  lower: boolean;
+  sort: boolean;
+}
+
 export type Kernel =
   | SortKernel
+  | LinalgKernel
   | ElementwiseKernel
   | ReduceKernel
   | CumulativeKernel
@@ -299,6 +319,7 @@ export function kernelName(k: Kernel): string {
     case 'dynamic_update_slice': return `dynamic_update_slice_${dtypeCode(k.dtype)}`;
     case 'gather': return `gather_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
     case 'scatter': return `scatter_${k.combine}_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
+    case 'linalg': return `linalg_${k.op}${k.fullMatrices ? '_full' : ''}${k.computeUv ? '' : '_nouv'}${k.lower ? '' : '_upper'}${k.sort ? '' : '_unsorted'}_${dtypeCode(k.dtype)}`;
     case 'sort': return `sort_${k.stage}${k.order ? `_${k.order}` : ''}_${k.numKeys}_${k.dtypes.map(dtypeCode).join('_')}`;
   }
 }

@@ -281,6 +281,9 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   cumsum: cumulativeRule('sum'), cumprod: cumulativeRule('prod'), cummax: cumulativeRule('max'), cummin: cumulativeRule('min'),
   sort: (ins, _outs, { dimension, numKeys }) => lowerSort(ins, dimension, numKeys),
   top_k: (ins, _outs, { k }) => lowerTopK(ins[0]!, k),
+  qr: (ins, _outs, { fullMatrices }) => lowerLinalg('qr', ins[0]!, { fullMatrices }),
+  eigh: (ins, _outs, { lower, sortEigenvalues }) => lowerLinalg('eigh', ins[0]!, { lower, sort: sortEigenvalues }),
+  svd: (ins, _outs, { fullMatrices, computeUv }) => lowerLinalg('svd', ins[0]!, { fullMatrices, computeUv }),
   dot_general: (ins, outs, { dimensionNumbers, precision }) => lowerDot(ins[0]!, ins[1]!, outs[0]!, dimensionNumbers, precision === 'highest'),
 };
 
@@ -363,6 +366,32 @@ function lowerTopK(x: ShapedArray, k: number): Plan {
     current = 1 - current;
   }
   plan.launches.push({ kernel: kernel('top_k'), buffers: [output(0), output(1), temp(current), input(0)], params: [pre, n, k] });
+  return plan;
+}
+
+/**
+ * lax.linalg.qr / eigh / svd: one launch of kernel-ir.ts's LinalgKernel over the batch, its working storage in temps
+ * (one slice per matrix; render/linalg-eig.ts says what each holds).
+ */
+function lowerLinalg(op: 'qr' | 'eigh' | 'svd', x: ShapedArray, flags: { fullMatrices?: boolean; computeUv?: boolean; lower?: boolean; sort?: boolean }): Plan {
+  const r = x.shape.length;
+  const m = x.shape[r - 2]!;
+  const n = x.shape[r - 1]!;
+  const batch = sizeOf(x.shape.slice(0, r - 2));
+  const kernel: Kernel = {
+    kind: 'linalg', op, dtype: x.dtype, fullMatrices: flags.fullMatrices ?? false, computeUv: flags.computeUv ?? true,
+    lower: flags.lower ?? true, sort: flags.sort ?? true,
+  };
+  const plan: Plan = { launches: [], temps: [], aliases: new Map() };
+  if (batch === 0) return plan;
+  const big = Math.max(m, n);
+  const small = Math.min(m, n);
+  const temps = op === 'qr' ? [m * n, small] : op === 'eigh' ? [n * n] : kernel.computeUv ? [big * small, small * small, big * big] : [big * small, small * small];
+  const temp = (index: number): BufferRef => ({ kind: 'temp', index });
+  // a temp of 0 elements still gets a buffer: the kernel's pointer arithmetic on it is never dereferenced
+  for (const size of temps) plan.temps.push({ dtype: x.dtype, size: Math.max(1, batch * size) });
+  const outs = op === 'svd' && !kernel.computeUv ? [output(0)] : op === 'svd' ? [output(0), output(1), output(2)] : [output(0), output(1)];
+  plan.launches.push({ kernel, buffers: [...outs, ...temps.map((_, i) => temp(i)), input(0)], params: [batch, m, n] });
   return plan;
 }
 

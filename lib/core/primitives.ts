@@ -115,6 +115,15 @@ export interface PrimitiveParams extends UnaryParams {
   sort: { dimension: number; isStable: boolean; numKeys: number };
   /** lax.top_k: the k largest along the last axis (XLA's TopK order: total order on the bits) and their int32 indices. */
   top_k: { k: number };
+  /**
+   * lax.linalg.qr: Householder QR of [..., m, n] (LAPACK geqrf's reflectors and signs): q [..., m, m] and r [..., m, n]
+   * when fullMatrices, else q [..., m, k] and r [..., k, n] with k = min(m, n).
+   */
+  qr: { fullMatrices: boolean };
+  /** lax.linalg.eigh: eigenvectors v [..., n, n] and eigenvalues w [..., n] of the symmetric matrix read from one triangle. */
+  eigh: { lower: boolean; sortEigenvalues: boolean };
+  /** lax.linalg.svd: s [..., k] descending, and with computeUv u [..., m, m or k] and vt [..., n or k, n]. */
+  svd: { fullMatrices: boolean; computeUv: boolean };
   /** precision: absent or null is 'default' */
   dot_general: { dimensionNumbers: DotDimensionNumbers; preferredElementType: DType | null; precision?: DotPrecision | null };
   /** Identity whose tangent is zero (lax.stopGradient). */
@@ -223,6 +232,16 @@ function fail(prim: string, message: string): never {
 
 function arity(prim: string, avals: ShapedArray[], n: number): void {
   if (avals.length !== n) fail(prim, `expected ${n} operands, got ${avals.length}`);
+}
+
+/** The one float32/float64 operand of rank >= 2 of a linalg primitive: its batch shape, m, n and aval. */
+function linalgOperand(prim: string, avals: ShapedArray[]): [number[], number, number, ShapedArray] {
+  arity(prim, avals, 1);
+  const x = avals[0]!;
+  if (x.shape.length < 2) fail(prim, `operand must have rank >= 2, got shape [${x.shape.join(', ')}]`);
+  if (x.dtype !== 'float32' && x.dtype !== 'float64') fail(prim, `operand must be float32 or float64, got ${x.dtype}`);
+  const r = x.shape.length;
+  return [x.shape.slice(0, r - 2), x.shape[r - 2]!, x.shape[r - 1]!, x];
 }
 
 function sameShapes(prim: string, avals: ShapedArray[]): void {
@@ -623,6 +642,23 @@ const shapeAndDtypeRules: AbstractEvalTable = {
     if (!Number.isInteger(k) || k < 0 || k > n) fail('top_k', `k must be an integer from 0 to the last axis' size ${n}, got ${k}`);
     const shape = [...x.shape.slice(0, -1), k];
     return [aval(shape, x.dtype, x.weakType), aval(shape, 'int32')];
+  },
+  qr: (avals, { fullMatrices }) => {
+    const [batch, m, n, x] = linalgOperand('qr', avals);
+    const k = fullMatrices ? m : Math.min(m, n);
+    return [aval([...batch, m, k], x.dtype), aval([...batch, k, n], x.dtype)];
+  },
+  eigh: (avals) => {
+    const [batch, m, n, x] = linalgOperand('eigh', avals);
+    if (m !== n) fail('eigh', `operand must be a batch of square matrices, got shape [${x.shape.join(', ')}]`);
+    return [aval([...batch, n, n], x.dtype), aval([...batch, n], x.dtype)];
+  },
+  svd: (avals, { fullMatrices, computeUv }) => {
+    const [batch, m, n, x] = linalgOperand('svd', avals);
+    const k = Math.min(m, n);
+    const s = aval([...batch, k], x.dtype);
+    if (!computeUv) return [s];
+    return [s, aval([...batch, m, fullMatrices ? m : k], x.dtype), aval([...batch, fullMatrices ? n : k, n], x.dtype)];
   },
   dot_general: (avals, { dimensionNumbers, preferredElementType }) => {
     arity('dot_general', avals, 2);

@@ -3,3 +3,4 @@ export * from './ops.js';
 export * from './control-flow.js';
 export * from './sort.js';
 export * from './convolution.js';
+export * as linalg from './linalg.js';

@@ -16,6 +16,7 @@ export * from './elementwise.js';
 export * from './manipulation.js';
 export * from './reductions.js';
 export * from './linalg.js';
+export * as linalg from './linalg-namespace.js';
 export * from './indexing.js';
 export * from './testing.js';
 export * from './sorting.js';

@@ -326,6 +326,13 @@ export const batchingRules: { [P in Primitive]: BatchRule<P> } = {
     return [outs, outs.map(() => 0)];
   },
   // top_k works on the last axis: the batch moves to the front
+  // the linalg decompositions take leading batch axes: the vmapped one moves to the front of them
+  qr: ([x], [d], params, size) => [bind('qr', [batchDimAt(x!, d!, 0, size)], params), [0, 0]],
+  eigh: ([x], [d], params, size) => [bind('eigh', [batchDimAt(x!, d!, 0, size)], params), [0, 0]],
+  svd: ([x], [d], params, size) => {
+    const outs = bind('svd', [batchDimAt(x!, d!, 0, size)], params);
+    return [outs, outs.map(() => 0)];
+  },
   top_k: ([x], [d], params, size) => [bind('top_k', [batchDimAt(x!, d!, 0, size)], params), [0, 0]],
   concatenate: (vals, dims, { dimension }, size) => [bind('concatenate', vals.map((v, i) => batchDimAt(v, dims[i]!, 0, size)), { dimension: dimension + 1 }), [0]],
   dynamic_slice: dynamicSliceRule,

@@ -261,7 +261,7 @@ export const transposeRules: { [P in Primitive]: TransposeRule<P> | NotLinear | 
   reduce_sum: unaryLinear((ct, x, { axes }) =>
     bind1('broadcast_in_dim', [ct], { shape: [...x.shape], broadcastDimensions: range(x.shape.length).filter((i) => !axes.includes(i)) })),
   reduce_prod: notLinear, reduce_max: notLinear, reduce_min: notLinear, reduce_and: notLinear, reduce_or: notLinear,
-  argmax: notLinear, argmin: notLinear, sort: notLinear, top_k: notLinear,
+  argmax: notLinear, argmin: notLinear, sort: notLinear, top_k: notLinear, qr: notLinear, eigh: notLinear, svd: notLinear,
   cumsum: unaryLinear((ct, _x, { axis, reverse }) => bind1('cumsum', [ct], { axis, reverse: !reverse })),
   cumprod: notLinear, cummax: notLinear, cummin: notLinear,
 

@@ -176,6 +176,15 @@ function primitiveEntries(): CatalogueEntry[] {
   add('sort', [a([5, 40, 3], 'float16'), a([5, 40, 3], 'int32'), a([5, 40, 3], 'float32')], { dimension: 1, isStable: true, numKeys: 2 }, ' two keys');
   for (const d of ['float32', 'bfloat16', 'float64', 'int32', 'uint8'] as DType[]) add('top_k', [a([4, 9], d)], { k: 3 });
   add('top_k', [a([2, 3, 80], 'float16')], { k: 5 }, ' long rows');
+  // qr / eigh / svd: one thread per matrix; tall, wide, full and reduced, both triangles
+  for (const d of ['float32', 'float64'] as DType[]) {
+    add('qr', [a([3, 5, 4], d)], { fullMatrices: false });
+    add('eigh', [a([3, 4, 4], d)], { lower: true, sortEigenvalues: true });
+    add('svd', [a([2, 3, 5], d)], { fullMatrices: true, computeUv: true });
+  }
+  add('qr', [a([4, 6], 'float32')], { fullMatrices: true }, ' wide full');
+  add('eigh', [a([5, 5], 'float64')], { lower: false, sortEigenvalues: false }, ' upper unsorted');
+  add('svd', [a([6, 4], 'float32')], { fullMatrices: false, computeUv: false }, ' values only');
   const matmul = { dimensionNumbers: [[[1], [0]], [[], []]], preferredElementType: null };
   for (const d of ['float32', 'float16', 'bfloat16', 'int32', 'bool'] as DType[]) add('dot_general', [a([4, 5], d), a([5, 6], d)], matmul);
   add('dot_general', [a([2, 3, 4], 'float32'), a([2, 4, 5], 'float32')], { dimensionNumbers: [[[2], [1]], [[0], [0]]], preferredElementType: null });
@@ -388,6 +397,11 @@ export function bufferLayout(k: Kernel): { dtypes: DType[]; outputs: number } {
     case 'dynamic_update_slice': return { dtypes: [k.dtype, k.dtype, k.dtype, ...k.indexDtypes], outputs: 1 };
     case 'gather': return { dtypes: [k.dtype, k.dtype, k.indexDtype], outputs: 1 };
     case 'scatter': return { dtypes: [k.dtype, k.dtype, k.indexDtype, k.dtype], outputs: 1 };
+    case 'linalg': {
+      const count = k.op === 'qr' ? 5 : k.op === 'eigh' ? 4 : k.computeUv ? 7 : 4;
+      const outputs = count - 1; // outputs and working storage, then the operand
+      return { dtypes: globalThis.Array.from({ length: count }, () => k.dtype), outputs };
+    }
     case 'sort': {
       const keys = k.dtypes;
       switch (k.stage) {

@@ -30,6 +30,7 @@ function renderBody(k: Kernel, name: string): string {
     case 'gather': return indexed(k, name);
     case 'scatter': return indexed(k, name);
     case 'sort': return indexed(k, name);
+    case 'linalg': return indexed(k, name);
   }
 }
 

@@ -14,10 +14,11 @@
 import { type DType, isFloating } from '../../core/dtype.js';
 import type {
   ConcatenateKernel, CumulativeKernel, DynamicSliceKernel, DynamicUpdateSliceKernel, GatherKernel, PadKernel, ScatterKernel,
-  SortKernel,
+  LinalgKernel, SortKernel,
 } from '../kernel-ir.js';
 import { type Dialect, type DialectTypes, dialectTypes } from './expr.js';
 import { sortSpec } from './sort.js';
+import { linalgSpec } from './linalg-eig.js';
 
 /** A run-time param: a scalar, or an array whose length is a scalar param named earlier. */
 export interface IndexedParam {
@@ -72,7 +73,7 @@ export interface IndexedSpec {
 }
 
 export type IndexedKernel =
-  | PadKernel | ConcatenateKernel | DynamicSliceKernel | DynamicUpdateSliceKernel | GatherKernel | ScatterKernel | CumulativeKernel | SortKernel;
+  | PadKernel | ConcatenateKernel | DynamicSliceKernel | DynamicUpdateSliceKernel | GatherKernel | ScatterKernel | CumulativeKernel | SortKernel | LinalgKernel;
 
 export function indexedSpec(k: IndexedKernel, dialect: Dialect): IndexedSpec {
   const types = dialectTypes(dialect);
@@ -85,6 +86,7 @@ export function indexedSpec(k: IndexedKernel, dialect: Dialect): IndexedSpec {
     case 'scatter': return scatter(k, dialect, types);
     case 'cumulative': return cumulative(k, types);
     case 'sort': return sortSpec(k, types, dialect);
+    case 'linalg': return linalgSpec(k, dialect);
   }
 }
 
