@@ -121,3 +121,26 @@ test('reductions whose side output and epilogue input could share a buffer: jit 
     { numRuns: 60, seed: 7 },
   );
 });
+
+test('every output of a several-operand sort, of its permute stage and of top_k is a write: jit equals eager (regression)', (t) => {
+  // The planner once counted only a launch's first buffer as written, so a sort's second output could share memory
+  // with a buffer still read after the sort (w below), and the sort overwrote it.
+  const jnp = jax.numpy;
+  const lax = jax.lax;
+  const program = (k: jax.Array, v: jax.Array, w0: jax.Array) => {
+    const w = jnp.sin(w0);
+    const [sk, sv] = lax.sort([k, v], { numKeys: 1 });
+    const [tv, ti] = lax.topK(k, 3);
+    const u = jnp.cos(w);
+    // each second output read alone by its own kernel (a scan), so only the write makes it wait for the sort
+    return [jnp.add(sk!, u), jnp.cumsum(jnp.multiply(sv!, 2)), jnp.multiply(tv!, 2), jnp.cumsum(ti!)];
+  };
+  for (const n of [8, 40]) {
+    const k = jnp.array(Array.from({ length: n }, (_, i) => (i * 7) % n), { dtype: 'float32' });
+    const v = jnp.array(Array.from({ length: n }, (_, i) => i / 4), { dtype: 'float32' });
+    const w0 = jnp.array(Array.from({ length: n }, (_, i) => i / 3), { dtype: 'float32' });
+    const eager = program(k, v, w0).map((a) => Array.from(a.dataSync()));
+    const jitted = (jax.jit(program)(k, v, w0) as jax.Array[]).map((a) => Array.from(a.dataSync()));
+    t.deepEqual(jitted, eager, `n = ${n}`);
+  }
+});

@@ -39,7 +39,11 @@ export function launchOutputCount(kernel: Kernel, total: number): number {
     case 'dot': return kernel.epilogue ? kernel.epilogue.outputs.length : 1;
     // outputs and working storage first, the one operand last
     case 'linalg': return total - 1;
-    default: return Math.min(1, total);
+    // every operand sorted (or gathered along the order) at once; top_k's values and indices
+    case 'sort': return kernel.stage === 'sort_rows' || kernel.stage === 'permute' ? kernel.dtypes.length : kernel.stage === 'top_k' ? 2 : 1;
+    case 'cumulative': case 'pad': case 'concatenate': case 'dynamic_slice': case 'dynamic_update_slice': case 'gather': case 'scatter':
+      return Math.min(1, total);
+    default: return kernel satisfies never;
   }
 }
 
