@@ -2,3 +2,5 @@
 export * from './ops.js';
 export * from './control-flow.js';
 export * from './sort.js';
+export * from './windowed.js';
+export * from './associative-scan.js';
