@@ -12,10 +12,14 @@
 // window order, that is >= (max) or <= (min) every later one), never split
 // between ties: the fold is a select on `acc >= x` (`acc <= x`), whose jvp
 // carries the chosen element's tangent. A NaN in the accumulator is kept, as
-// XLA's max/min propagate NaN.
+// XLA's max/min propagate NaN. As in JAX, that holds when the init value is
+// the reducer's identity (a concrete -inf / +inf / the integer bound); any
+// other init is JAX's generic reduce_window, whose jvp is the fold of lax.max
+// itself (ties split in halves), and so is this one's; it skips padding and
+// dilation holes rather than folding in the init value.
 import { Array, type ArrayLike } from '../core/array.js';
 import { toArray } from '../core/coerce.js';
-import { isFloating } from '../core/dtype.js';
+import { type DType, isFloating } from '../core/dtype.js';
 import { ValueError, show } from '../core/errors.js';
 import { unwrapped } from '../core/memory.js';
 import * as ops from './ops.js';
@@ -38,6 +42,12 @@ export function padtypeToPads(inShape: readonly number[], windowShape: readonly 
   });
 }
 
+/** Whether the init value is concretely `identity` (a traced one never is, as JAX's core.is_concrete). */
+function isIdentity(init: Array, initValue: unknown, identity: number): boolean {
+  if (typeof initValue === 'number' || typeof initValue === 'boolean') return Number(initValue) === identity;
+  return !init.isTracer && Number(init.item()) === identity;
+}
+
 function positiveInts(fn: string, name: string, value: unknown, rank: number): number[] {
   if (!globalThis.Array.isArray(value) || value.length !== rank || !value.every((v) => Number.isInteger(v) && v >= 1)) {
     throw new ValueError(`${fn}: ${name} must be ${rank} positive integers (one per operand dimension), got ${show(value)}`);
@@ -46,6 +56,16 @@ function positiveInts(fn: string, name: string, value: unknown, rank: number): n
 }
 
 type Reducer = 'add' | 'max' | 'min' | ((a: Array, b: Array) => Array);
+
+/** JAX's _get_max_identity / _get_min_identity / 0 for add, in the operand's dtype. */
+function identityOf(reducer: 'add' | 'max' | 'min', dtype: DType): number {
+  if (reducer === 'add') return 0;
+  const bounds: Partial<Record<DType, [number, number]>> = {
+    bool: [0, 1], int8: [-128, 127], int16: [-32768, 32767], int32: [-(2 ** 31), 2 ** 31 - 1], uint8: [0, 255], uint16: [0, 65535], uint32: [0, 2 ** 32 - 1],
+  };
+  const [lo, hi] = bounds[dtype] ?? [-Infinity, Infinity];
+  return reducer === 'max' ? lo : hi;
+}
 
 function reducerOf(fn: string, computation: unknown): Reducer {
   if (computation === 'add' || computation === 'max' || computation === 'min') return computation;
@@ -104,20 +124,25 @@ export function reduceWindow(
   const needsPad = pads.some(([lo, hi]) => lo !== 0 || hi !== 0) || base.some((b) => b !== 1);
   const source = needsPad ? ops.pad(x, init, pads.map(([lo, hi], i) => [lo, hi, base[i]! - 1])) : x;
 
+  const monoid = typeof reducer === 'string' && isIdentity(init, initValue, identityOf(reducer, x.dtype));
+  // JAX's generic reduce_window folds only the operand's elements: padding and dilation holes are skipped
+  const validSource = needsPad && !monoid ? ops.pad(ops.broadcast(toArray(fn, true, 'mask'), [...x.shape]), false, pads.map(([lo, hi], i) => [lo, hi, base[i]! - 1])) : null;
   const slices: Array[] = [];
+  const masks: Array[] = [];
   const offsets = window.map(() => 0);
   for (;;) {
     const start = offsets.map((k, i) => k * wdil[i]!);
     const limit = start.map((s, i) => s + (outShape[i]! - 1) * strides[i]! + 1);
     slices.push(ops.slice(source, start, limit, strides));
+    if (validSource) masks.push(ops.slice(validSource, start, limit, strides));
     let d = rank - 1;
     while (d >= 0 && ++offsets[d]! === window[d]!) offsets[d--] = 0;
     if (d < 0) break;
   }
   let acc = ops.broadcast(init, outShape);
-  if (reducer === 'add') {
+  if (monoid && reducer === 'add') {
     for (const s of slices) acc = ops.add(acc, s);
-  } else if (reducer === 'max' || reducer === 'min') {
+  } else if (monoid) {
     // the select_and_gather_add fold: the accumulator stays while it is >= (<=) the next element, or NaN
     const keeps = reducer === 'max' ? ops.ge : ops.le;
     const floating = isFloating(x.dtype);
@@ -126,13 +151,15 @@ export function reduceWindow(
       acc = ops.select(keep, acc, s);
     }
   } else {
-    for (const s of slices) {
-      const next = reducer(acc, s);
-      if (!(next instanceof Array) || next.dtype !== x.dtype || next.ndim !== acc.ndim || next.shape.some((n, i) => n !== acc.shape[i])) {
+    // JAX's generic reduce_window: the fold of the computation itself (lax.max's jvp splits ties in halves)
+    const combine = reducer === 'add' ? ops.add : reducer === 'max' ? ops.max : reducer === 'min' ? ops.min : reducer;
+    slices.forEach((s, i) => {
+      const next = combine(acc, s);
+      if (!(next instanceof Array) || next.dtype !== x.dtype || next.ndim !== acc.ndim || next.shape.some((n, j) => n !== acc.shape[j])) {
         throw new TypeError(`${fn}: computation must return one array of the operand's dtype ${x.dtype} and its arguments' shape, got ${next instanceof Array ? `${next.dtype}${show(next.shape)}` : show(next)}`);
       }
-      acc = next;
-    }
+      acc = masks.length ? ops.select(masks[i]!, next, acc) : next;
+    });
   }
   return acc;
 }
