@@ -12,6 +12,7 @@ import type { DType } from '../lib/core/dtype.js';
 import { numpy as jnp, lax } from '../lib/index.js';
 import { assertThrowsMentioning, checkAgainstReference, randomValues } from './helpers/oracle.js';
 import { type EncodedNumber, decodeNumber, loadFixture } from './helpers/fixtures.js';
+import { withX64 } from './helpers/x64.js';
 
 interface Spec { shape: number[]; dtype: DType; values: EncodedNumber[] }
 interface Case { fn: string; args: string[]; options: Record<string, unknown>; expected: Spec | Spec[] | { values: Spec; indices: Spec } }
@@ -139,6 +140,66 @@ test('long rows (merge passes), a middle axis and one long row sort stably, eage
     }
   }
   t.pass();
+});
+
+test('long rows in every key width: special floats, halves, small and unsigned integers, two keys and top_k order stably', (t) => withX64(true, () => {
+  // rows of 300 (the CPU radix-sorts whole rows, the GPU merges runs): -0 equal to 0, NaNs of both signs last,
+  // halves, int8 below zero, uint32 above 2^31, a float64 key with an int16 tie-breaker, top_k's order on long rows
+  const n = 300;
+  const specials = [NaN, -NaN, -0, 0, Infinity, -Infinity];
+  const raw = randomValues(n, 11, -6, 6).map((v, i) => (i % 7 === 0 ? specials[(i / 7) % specials.length]! : Math.round(v * 2) / 2));
+  const argsortOf = jax.jit((a: Array) => jnp.argsort(a));
+  for (const dtype of ['float64', 'float16', 'bfloat16'] as DType[]) {
+    t.deepEqual(globalThis.Array.from(argsortOf(jnp.array(raw, { dtype })).dataSync()), stableOrder(raw), dtype);
+  }
+  const small = raw.map((v, i) => (Number.isFinite(v) ? Math.round(v * 10) : i % 5 - 2));
+  t.deepEqual(globalThis.Array.from(argsortOf(jnp.array(small, { dtype: 'int8' })).dataSync()), stableOrder(small), 'int8');
+  const big = small.map((v) => (v < 0 ? 2 ** 32 + v * 1000 : v));
+  t.deepEqual(globalThis.Array.from(argsortOf(jnp.array(big, { dtype: 'uint32' })).dataSync()), stableOrder(big), 'uint32');
+  const minor = small.map((v) => (v * 7) % 5);
+  const [, , perm] = jax.jit((a: Array, b: Array, c: Array) => lax.sort([a, b, c], { numKeys: 2 }))(
+    jnp.array(raw.map((v) => (Number.isNaN(v) ? NaN : Math.sign(v))), { dtype: 'float64' }), jnp.array(minor, { dtype: 'int16' }), lax.iota('int32', n)) as Array[];
+  const major = raw.map((v) => (Number.isNaN(v) ? NaN : Math.sign(v) + 0));
+  const twoKeys = major.map((_, i) => i).sort((a, b) => {
+    const x = major[a]!, y = major[b]!;
+    if (Number.isNaN(x) !== Number.isNaN(y)) return Number.isNaN(x) ? 1 : -1;
+    if (!Number.isNaN(x) && x !== y) return x - y;
+    return minor[a]! - minor[b]! || a - b;
+  });
+  t.deepEqual(globalThis.Array.from(perm!.dataSync()), twoKeys, 'float64 then int16 keys');
+  for (const dtype of ['float32', 'float64'] as DType[]) {
+    const x = jnp.array(raw, { dtype });
+    const [, indices] = jax.jit((a: Array) => lax.topK(a, 20))(x) as [Array, Array];
+    // XLA TopK's key on the stored bits, largest first, ties by lower index
+    const data = x.dataSync();
+    const key = dtype === 'float32'
+      ? ((words) => (i: number) => BigInt(words[i]! < 0 ? 0x7fffffff - (words[i]! >>> 0) : words[i]!))(new Int32Array(data.buffer, data.byteOffset, n))
+      : ((words) => (i: number) => (words[i]! < 0n ? 0x7fffffffffffffffn - BigInt.asUintN(64, words[i]!) : words[i]!))(new BigInt64Array(data.buffer, data.byteOffset, n));
+    const want = raw.map((_, i) => i).sort((a, b) => { const d = key(b) - key(a); return d > 0n ? 1 : d < 0n ? -1 : a - b; }).slice(0, 20);
+    t.deepEqual(globalThis.Array.from(indices.dataSync()), want, `top_k ${dtype}`);
+  }
+}));
+
+test('the CPU sort without scratch memory (insertion-sorted runs, then real merges) orders long rows as with it', (t) => {
+  if (jax.defaultBackend() !== 'cpu') return t.pass();
+  const n = 1000;
+  const raw = randomValues(2 * n, 5, -20, 20).map((v, i) => (i % 97 === 0 ? NaN : i % 89 === 0 ? -0 : Math.round(v)));
+  const x = lax.reshape(jnp.array(raw, { dtype: 'float32' }), [2, n]);
+  const want = [0, 1].map((r) => stableOrder(raw.slice(r * n, (r + 1) * n))).flat();
+  const keyed = lax.reshape(lax.iota('int32', 2 * n), [2, n]);
+  const run = () => {
+    const [values, indices] = lax.topK(x, 40);
+    const [, carried] = lax.sortKeyVal(lax.neg(x), keyed);
+    return [jnp.argsort(x), values!, indices!, carried!].map((a) => globalThis.Array.from(a.dataSync()));
+  };
+  const withScratch = run();
+  t.deepEqual(withScratch[0], want);
+  process.env.JAXON_TEST_SORT_NO_SCRATCH = '1';
+  try {
+    t.deepEqual(run(), withScratch);
+  } finally {
+    delete process.env.JAXON_TEST_SORT_NO_SCRATCH;
+  }
 });
 
 test('topK orders as XLA TopK: a total order on the bits (-NaN lowest, -0 < +0, +NaN highest), equal values by lower index', (t) => {

@@ -37,6 +37,21 @@ JX_FN jx_u32 JX_F2U(float f) { jx_u32 u; memcpy(&u, &f, 4); return u; }
 JX_FN float JX_U2F(jx_u32 u) { float f; memcpy(&f, &u, 4); return f; }
 JX_FN jx_u64 JX_D2U(double d) { jx_u64 u; memcpy(&u, &d, 8); return u; }
 JX_FN double JX_U2D(jx_u64 u) { double d; memcpy(&d, &u, 8); return d; }
+/* 1 when a test asks sorts to run without scratch memory, as when malloc fails (render/sort.ts) */
+JX_FN int jx_sort_scratch_refused(void) { const char *e = getenv("JAXON_TEST_SORT_NO_SCRATCH"); return e && e[0] == '1'; }
+/* sort keys (render/sort.ts): unsigned, ascending as JAX's float order; -0 as 0, every NaN above +inf */
+JX_FN jx_u32 jx_radix_key_f32(float f) {
+  jx_u32 u = JX_F2U(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return 0xffffffffu;
+  if (u == 0x80000000u) u = 0;
+  return (u >> 31) ? ~u : (u | 0x80000000u);
+}
+JX_FN jx_u64 jx_radix_key_f64(double f) {
+  jx_u64 u = JX_D2U(f);
+  if ((u & 0x7fffffffffffffffull) > 0x7ff0000000000000ull) return 0xffffffffffffffffull;
+  if (u == 0x8000000000000000ull) u = 0;
+  return (u >> 63) ? ~u : (u | 0x8000000000000000ull);
+}
 JX_FN float jx_h2f(jx_u16 h) {
   jx_u32 sign = (jx_u32)(h & 0x8000u) << 16, exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu, bits;
   if (exponent == 0) {

@@ -2,5 +2,6 @@
 export * from './ops.js';
 export * from './control-flow.js';
 export * from './sort.js';
+export * from './convolution.js';
 export * from './windowed.js';
 export * from './associative-scan.js';

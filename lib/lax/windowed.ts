@@ -22,25 +22,13 @@ import { toArray } from '../core/coerce.js';
 import { type DType, isFloating } from '../core/dtype.js';
 import { ValueError, show } from '../core/errors.js';
 import { unwrapped } from '../core/memory.js';
+import { padtypeToPads } from './convolution.js';
 import * as ops from './ops.js';
 
 /** A binary reducer: lax.add, lax.max, lax.min (or their names), or any associative function of two arrays. */
 export type WindowComputation = 'add' | 'max' | 'min' | ((a: Array, b: Array) => Array);
 /** 'SAME', 'SAME_LOWER', 'VALID', or a [low, high] pair per dimension. */
 export type WindowPadding = 'SAME' | 'SAME_LOWER' | 'VALID' | (readonly [number, number])[];
-
-/** jax.lax.padtype_to_pads: the (low, high) pads a padding name means for these window sizes and strides. */
-export function padtypeToPads(inShape: readonly number[], windowShape: readonly number[], windowStrides: readonly number[], padding: string): [number, number][] {
-  const kind = padding.toUpperCase();
-  if (kind === 'VALID') return inShape.map(() => [0, 0]);
-  if (kind !== 'SAME' && kind !== 'SAME_LOWER') throw new ValueError(`lax.padtypeToPads: unrecognized padding type: expected 'VALID', 'SAME', or 'SAME_LOWER', got ${show(padding)}`);
-  return inShape.map((n, i) => {
-    const stride = windowStrides[i]!;
-    const size = Math.max((Math.ceil(n / stride) - 1) * stride + windowShape[i]! - n, 0);
-    const half = Math.floor(size / 2);
-    return kind === 'SAME' ? [half, size - half] : [size - half, half];
-  });
-}
 
 /** Whether the init value is concretely `identity` (a traced one never is, as JAX's core.is_concrete). */
 function isIdentity(init: Array, initValue: unknown, identity: number): boolean {
@@ -112,7 +100,7 @@ export function reduceWindow(
   if (init.dtype !== x.dtype) throw new TypeError(`${fn}: initValue dtype ${init.dtype} must equal the operand dtype ${x.dtype}`);
   const dilatedWindow = window.map((w, i) => (w - 1) * wdil[i]! + 1);
   let pads: [number, number][];
-  if (typeof padding === 'string') pads = padtypeToPads(x.shape, dilatedWindow, strides, padding);
+  if (typeof padding === 'string') pads = padtypeToPads(x.shape, dilatedWindow, strides, padding, fn);
   else if (globalThis.Array.isArray(padding) && padding.length === rank && padding.every((p) => globalThis.Array.isArray(p) && p.length === 2 && p.every((v) => Number.isInteger(v) && v >= 0))) {
     pads = padding.map((p) => [p[0], p[1]]);
   } else {

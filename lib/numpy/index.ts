@@ -20,6 +20,7 @@ export * from './indexing.js';
 export * from './testing.js';
 export * from './sorting.js';
 export * from './sets.js';
+export * from './convolve.js';
 export { Array };
 
 export const bool = 'bool' as const;

@@ -3,7 +3,7 @@
 // jit, grad, vmap, random keys, debugging. Every number asserted below is the
 // output printed in that page.
 import * as jax from '../../lib/index.js';
-import { expectArray, expectScalar, snippet, todo, type Snippet } from './snippet.js';
+import { expectArray, expectScalar, snippet, type Snippet } from './snippet.js';
 
 const { numpy: jnp, lax, random } = jax;
 const SRC = 'Quickstart: How to think in JAX';
@@ -166,5 +166,12 @@ export const snippets: Snippet[] = [
     });
   }),
 
-  todo('How to think in JAX (2023 notebook) › NumPy, lax & XLA', 'jnp.convolve([1, 2, 1], ones(10)) is [1 3 4 4 4 4 4 4 4 4 3 1] and lax.conv_general_dilated gives the same: jnp.convolve and lax.convGeneralDilated are missing'),
+  snippet('How to think in JAX (2023 notebook) › NumPy, lax & XLA', 'jnp.convolve([1, 2, 1], ones(10)) is [1 3 4 4 4 4 4 4 4 4 3 1] and lax.conv_general_dilated gives the same', (t) => {
+    const x = jnp.array([1, 2, 1], { dtype: 'float32' });
+    const y = jnp.ones(10);
+    expectArray(t, jnp.convolve(x, y), [1, 3, 4, 4, 4, 4, 4, 4, 4, 4, 3, 1], { dtype: 'float32' });
+    // padding [(len(y) - 1, len(y) - 1)] is NumPy's mode='full'
+    const result = lax.convGeneralDilated(x.reshape([1, 1, 3]), y.reshape([1, 1, 10]), [1], [[9, 9]]);
+    expectArray(t, result.index(0, 0), [1, 3, 4, 4, 4, 4, 4, 4, 4, 4, 3, 1], { dtype: 'float32' });
+  }),
 ];

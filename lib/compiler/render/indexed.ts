@@ -85,7 +85,7 @@ export function indexedSpec(k: IndexedKernel, dialect: Dialect): IndexedSpec {
     case 'gather': return gather(k, types);
     case 'scatter': return scatter(k, dialect, types);
     case 'cumulative': return cumulative(k, types);
-    case 'sort': return sortSpec(k, types);
+    case 'sort': return sortSpec(k, types, dialect);
   }
 }
 

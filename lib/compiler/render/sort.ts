@@ -9,7 +9,7 @@
 // elements keep their order because positions break every tie.
 import { isFloating } from '../../core/dtype.js';
 import type { SortKernel } from '../kernel-ir.js';
-import type { DialectTypes } from './expr.js';
+import type { Dialect, DialectTypes } from './expr.js';
 import type { IndexedBuffer, IndexedSpec } from './indexed.js';
 
 /** Statements that set `int out` to whether row position `a` sorts strictly before row position `b` (C expressions). */
@@ -46,7 +46,102 @@ const COORDS = 'const jx_index c = i % post, p = (i / post) % n, row = i / post 
 
 const order = (name: string, output: boolean): IndexedBuffer => ({ name, dtype: 'int32', output });
 
-export function sortSpec(k: SortKernel, types: DialectTypes): IndexedSpec {
+/**
+ * An unsigned radix key for key operand `j` whose ascending order is keyLess's order (ties stay equal): floats with
+ * -0 as 0 and every NaN the largest key, signed integers with the sign bit flipped; for 'top_k', XLA's TopK key
+ * descending. Halves sort as the floats they load as (their low bytes are then all zero and their passes skipped).
+ */
+function radixKey(k: SortKernel, j: number, types: DialectTypes, v: string): { expr: string; bits: 32 | 64 } {
+  const d = k.dtypes[j]!;
+  if (k.order === 'top_k') {
+    if (d === 'float64') return { expr: `~(JX_D2U(${v}) >> 63 ? (0x7fffffffffffffffull - JX_D2U(${v})) ^ 0x8000000000000000ull : JX_D2U(${v}) ^ 0x8000000000000000ull)`, bits: 64 };
+    if (isFloating(d)) return { expr: `(jx_u32)~(JX_F2U(${v}) >> 31 ? (0x7fffffffu - JX_F2U(${v})) ^ 0x80000000u : JX_F2U(${v}) ^ 0x80000000u)`, bits: 32 };
+    const signed = d === 'int8' || d === 'int16' || d === 'int32';
+    return { expr: signed ? `(jx_u32)~((jx_u32)(jx_i32)(${v}) ^ 0x80000000u)` : `(jx_u32)~(jx_u32)(${v})`, bits: 32 };
+  }
+  if (d === 'float64') return { expr: `jx_radix_key_f64(${v})`, bits: 64 };
+  if (isFloating(d)) return { expr: `jx_radix_key_f32(${v})`, bits: 32 };
+  if (d === 'int8' || d === 'int16' || d === 'int32') return { expr: `((jx_u32)(jx_i32)(${v}) ^ 0x80000000u)`, bits: 32 };
+  return { expr: `(jx_u32)(${v})`, bits: 32 };
+}
+
+/**
+ * The CPU's first stage: each line (one per row and column) sorted whole by a stable LSD radix sort of (key,
+ * position) pairs, key operands last to first, all byte histograms from one read and a pass skipped where one bucket
+ * holds every element. The order it writes is sorted at every width, so each later merge finds its two runs already
+ * in order and copies them. Without scratch memory it falls back to insertion-sorting runs of the width, which the
+ * merges then merge (tests force that with JAXON_TEST_SORT_NO_SCRATCH=1).
+ */
+function cpuRank(k: SortKernel, keys: string[], types: DialectTypes, params: IndexedSpec['params'], inputs: IndexedBuffer[]): IndexedSpec {
+  const wide = keys.some((_, j) => radixKey(k, j, types, 'x').bits === 64);
+  const kt = wide ? 'jx_u64' : 'jx_u32';
+  const body: string[] = [
+    'const jx_index c = i % post, row = i / post * n;',
+    `${kt} *jx_keys = (${kt} *)malloc((size_t)n * 2 * sizeof(${kt}));`,
+    'int32_t *jx_pos = (int32_t *)malloc((size_t)n * 2 * sizeof(int32_t));',
+    'if (jx_keys && jx_pos && !jx_sort_scratch_refused()) {',
+    `  ${kt} *ka = jx_keys, *kb = jx_keys + n;`,
+    '  int32_t *va = jx_pos, *vb = jx_pos + n;',
+    '  for (jx_index t = 0; t < n; t++) va[t] = (int32_t)t;',
+  ];
+  for (let j = keys.length - 1; j >= 0; j--) {
+    const d = k.dtypes[j]!;
+    const { expr, bits } = radixKey(k, j, types, 'jx_v');
+    const bytes = bits / 8;
+    body.push(
+      '  {',
+      `    jx_index jx_count[${bytes}][256];`,
+      '    memset(jx_count, 0, sizeof jx_count);',
+      '    for (jx_index t = 0; t < n; t++) {',
+      `      const ${types.computeType(d)} jx_v = ${types.loadValue(d, `${keys[j]}[(row + va[t]) * post + c]`)};`,
+      `      const ${kt} key = ${expr};`,
+      '      ka[t] = key;',
+      `      for (int b = 0; b < ${bytes}; b++) jx_count[b][(key >> (8 * b)) & 255]++;`,
+      '    }',
+      `    for (int b = 0; b < ${bytes}; b++) {`,
+      '      jx_index *count = jx_count[b], offset = 0;',
+      '      int trivial = 0;',
+      '      for (int d = 0; d < 256; d++) { if (count[d] == n) trivial = 1; const jx_index c0 = count[d]; count[d] = offset; offset += c0; }',
+      '      if (trivial) continue;',
+      '      for (jx_index t = 0; t < n; t++) {',
+      '        const jx_index o = count[(ka[t] >> (8 * b)) & 255]++;',
+      '        kb[o] = ka[t];',
+      '        vb[o] = va[t];',
+      '      }',
+      `      { ${kt} *sk = ka; ka = kb; kb = sk; int32_t *sv = va; va = vb; vb = sv; }`,
+      '    }',
+      '  }',
+    );
+  }
+  body.push(
+    '  for (jx_index t = 0; t < n; t++) order[(row + t) * post + c] = va[t];',
+    '} else {',
+    '  for (jx_index s = 0; s < n; s += width) {',
+    '    const jx_index e = s + width < n ? s + width : n;',
+    '    for (jx_index j = s; j < e; j++) {',
+    '      jx_index t = j;',
+    '      while (t > s) {',
+    '        const jx_index q = order[(row + t - 1) * post + c];',
+    ...keyLess(k, keys, types, 'j', 'q', 'lt').map((l) => `        ${l}`),
+    '        if (!lt) break;',
+    '        order[(row + t) * post + c] = (int32_t)q;',
+    '        t--;',
+    '      }',
+    '      order[(row + t) * post + c] = (int32_t)j;',
+    '    }',
+    '  }',
+    '}',
+    'free(jx_keys);',
+    'free(jx_pos);',
+  );
+  return {
+    label: `sort of each line into an order, a stable radix sort of (key, position) pairs (${k.numKeys} keys)`,
+    params, buffers: [order('order', true), ...inputs], setup: [],
+    loops: [{ count: ['pre', 'post'], workPerElement: 'n', body }],
+  };
+}
+
+export function sortSpec(k: SortKernel, types: DialectTypes, dialect: Dialect): IndexedSpec {
   if (k.stage === 'top_k') {
     return {
       label: 'the first k of each row in the sorted order, with their positions',
@@ -87,12 +182,56 @@ export function sortSpec(k: SortKernel, types: DialectTypes): IndexedSpec {
         }],
       };
     case 'rank':
+      if (dialect.target === 'c') return cpuRank(k, keys, types, params, inputs);
       return {
         label: `sort of runs of the width into an order, each element counting the ones before it (${k.numKeys} keys)`,
         params, buffers: [order('order', true), ...inputs], setup: [],
         loops: [{ count, workPerElement: 'width', body: [...rank, 'order[(row + s + rank) * post + c] = (int32_t)p;'] }],
       };
     case 'merge':
+      if (dialect.target === 'c') {
+        // On a CPU each line merges its pairs front to back: n steps a pass, where an element-wise binary search
+        // costs n log(width) scattered reads. A pair already in order (as every pair after cpuRank) is copied; ties
+        // take the left run's element first (stable).
+        return {
+          label: `merge of sorted runs of the width in pairs, one sequential merge per pair (${k.numKeys} keys)`,
+          params, buffers: [order('order', true), order('source', false), ...inputs], setup: [],
+          loops: [{
+            count: ['pre', 'post'], workPerElement: 'n',
+            body: [
+              'const jx_index c = i % post, row = i / post * n;',
+              'for (jx_index p = 0; p < n; p += 2 * width) {',
+              '  const jx_index mid = p + width < n ? p + width : n, e = p + 2 * width < n ? p + 2 * width : n;',
+              '  jx_index a = p, b = mid, t = p;',
+              '  if (a < mid && b < e) {',
+              '    const jx_index last = source[(row + mid - 1) * post + c], first = source[(row + mid) * post + c];',
+              ...keyLess(k, keys, types, 'first', 'last', 'inverted').map((l) => `    ${l}`),
+              '    if (!inverted) a = mid, b = e, t = e;',
+              '    if (!inverted && post == 1) memcpy(order + row + p, source + row + p, (size_t)(e - p) * sizeof(int32_t));',
+              '    else if (!inverted) for (jx_index q = p; q < e; q++) order[(row + q) * post + c] = source[(row + q) * post + c];',
+              '  }',
+              '  if (a < mid && b < e) {',
+              '    jx_index qa = source[(row + a) * post + c], qb = source[(row + b) * post + c];',
+              '    for (;;) {',
+              ...keyLess(k, keys, types, 'qb', 'qa', 'lt').map((l) => `      ${l}`),
+              '      if (lt) {',
+              '        order[(row + t++) * post + c] = (int32_t)qb;',
+              '        if (++b == e) break;',
+              '        qb = source[(row + b) * post + c];',
+              '      } else {',
+              '        order[(row + t++) * post + c] = (int32_t)qa;',
+              '        if (++a == mid) break;',
+              '        qa = source[(row + a) * post + c];',
+              '      }',
+              '    }',
+              '  }',
+              '  while (a < mid) order[(row + t++) * post + c] = source[(row + a++) * post + c];',
+              '  while (b < e) order[(row + t++) * post + c] = source[(row + b++) * post + c];',
+              '}',
+            ],
+          }],
+        };
+      }
       return {
         label: `merge of sorted runs of the width in pairs, each element binary-searching the other run (${k.numKeys} keys)`,
         params, buffers: [order('order', true), order('source', false), ...inputs], setup: [],
