@@ -4,7 +4,7 @@
 // int64 parameter array, so one compiled kernel serves every shape of the
 // same rank class. The `params` layout of each kind is documented here and
 // built by lower.ts; renderers read it in the same order.
-import type { DType } from '../core/dtype.js';
+import { type DType, isFloating } from '../core/dtype.js';
 import type { BinaryPrimitive, ComparePrimitive, UnaryPrimitive } from '../core/primitives.js';
 
 /** How an elementwise kernel reads one input per output element. */
@@ -101,11 +101,23 @@ export interface FusedReduce {
  * Scan along one axis of a contiguous array viewed as [pre, n, post].
  * params: [pre, n, post, reverse]
  * buffers: out, input
+ * A long line is scanned in chunks by three launches of `stage`s (reduce-then-scan), each one thread per chunk or
+ * per line, with params [pre, n, post, reverse, chunk, nchunks] and a partial per chunk (float64 for floats, the
+ * dtype itself for integers, whose sums and products wrap):
+ *   'chunk_reduce': buffers partial (out), input: each chunk's total;
+ *   'carry_scan': buffers partial (in place): each line's totals made an exclusive scan;
+ *   'chunk_scan': buffers out, partial, input: each chunk scanned from its carry.
  */
 export interface CumulativeKernel {
   kind: 'cumulative';
   op: 'sum' | 'prod' | 'max' | 'min';
   dtype: DType;
+  stage?: 'chunk_reduce' | 'carry_scan' | 'chunk_scan';
+}
+
+/** The dtype of a chunked scan's partials: floats carry in double, as the one-pass scan accumulates. */
+export function cumulativePartialDtype(dtype: DType): DType {
+  return isFloating(dtype) ? 'float64' : dtype;
 }
 
 /**
@@ -308,7 +320,7 @@ export function kernelName(k: Kernel): string {
       const finals = f.finalOutputs?.length ? `_final_${f.finalOutputs.map((o) => exprName(o.expr)).join('_')}` : '';
       return `${base}_fused_${exprName(f.prologue)}${f.sideOutputs.length ? `_side${f.sideOutputs.length}` : ''}_${f.outputs.map((o) => exprName(o.expr)).join('_')}${finals}`;
     }
-    case 'cumulative': return `cum${k.op}_${dtypeCode(k.dtype)}`;
+    case 'cumulative': return `cum${k.op}_${dtypeCode(k.dtype)}${k.stage ? `_${k.stage}` : ''}`;
     case 'dot': {
       const base = `dot_${dtypeCode(k.inputDtype)}_${dtypeCode(k.outputDtype)}${k.precision === 'highest' ? '_highest' : ''}`;
       return k.epilogue ? `${base}_epilogue_${k.epilogue.outputs.map((o) => exprName(o.expr)).join('_')}` : base;

@@ -9,6 +9,7 @@ import {
 } from '../core/primitives.js';
 import { type Shape, sizeOf, stridesOf } from '../core/shape.js';
 import type { Access, Expr, Kernel, ReduceOp, ScatterKernel } from './kernel-ir.js';
+import { cumulativePartialDtype } from './kernel-ir.js';
 import { type ElementwisePrimitive, ELEMENTWISE_PRIMITIVES, isElementwisePrimitive, scalarExpr } from './scalar-expr.js';
 
 export type BufferRef = { kind: 'input' | 'output' | 'temp'; index: number };
@@ -129,11 +130,35 @@ type LowerRule<Params> = (ins: ShapedArray[], outs: ShapedArray[], params: Param
 
 const elementwiseRule = (prim: Primitive): LowerRule<unknown> => (ins, outs, params) => elementwisePrimitive(prim, ins, outs[0]!, params);
 const reduceRule = (op: ReduceOp): LowerRule<{ axes: number[] }> => (ins, outs, { axes }) => reduceLaunch(op, ins[0]!, outs[0]!, axes);
+/** Lines at least this long, when there are fewer than CHUNKED_SCAN_MAX_LINES of them, scan in chunks (three launches). */
+export const CHUNKED_SCAN_MIN_LENGTH = 2048;
+const CHUNKED_SCAN_MAX_LINES = 4096;
+
 const cumulativeRule = (op: 'sum' | 'prod' | 'max' | 'min'): LowerRule<{ axis: number; reverse: boolean }> => (ins, _outs, { axis, reverse }) => {
   const shape = ins[0]!.shape;
+  const dtype = ins[0]!.dtype;
   const pre = sizeOf(shape.slice(0, axis));
+  const n = shape[axis]!;
   const post = sizeOf(shape.slice(axis + 1));
-  return single({ kind: 'cumulative', op, dtype: ins[0]!.dtype }, [output(0), input(0)], [pre, shape[axis]!, post, reverse ? 1 : 0]);
+  if (n < CHUNKED_SCAN_MIN_LENGTH || pre * post >= CHUNKED_SCAN_MAX_LINES || dtype === 'bool') {
+    return single({ kind: 'cumulative', op, dtype }, [output(0), input(0)], [pre, n, post, reverse ? 1 : 0]);
+  }
+  // one thread per line would leave the GPU idle: about sqrt(n) chunks of about sqrt(n) elements, so the chunk
+  // passes and the carry pass each walk about sqrt(n) elements per thread
+  const chunk = 2 ** Math.ceil(Math.log2(Math.sqrt(n)));
+  const nchunks = Math.ceil(n / chunk);
+  const params = [pre, n, post, reverse ? 1 : 0, chunk, nchunks];
+  const partial: BufferRef = { kind: 'temp', index: 0 };
+  const kernel = (stage: 'chunk_reduce' | 'carry_scan' | 'chunk_scan') => ({ kind: 'cumulative' as const, op, dtype, stage });
+  return {
+    launches: [
+      { kernel: kernel('chunk_reduce'), buffers: [partial, input(0)], params },
+      { kernel: kernel('carry_scan'), buffers: [partial], params },
+      { kernel: kernel('chunk_scan'), buffers: [output(0), partial, input(0)], params },
+    ],
+    temps: [{ dtype: cumulativePartialDtype(dtype), size: pre * nchunks * post }],
+    aliases: new Map(),
+  };
 };
 const alias: LowerRule<unknown> = () => ({ launches: [], temps: [], aliases: new Map([[0, 0]]) });
 

@@ -150,6 +150,13 @@ export function keep<T extends Disposable>(array: T): T {
   return array;
 }
 
+const wrappedOriginals = new WeakMap<object, unknown>();
+
+/** The namespace function disposeIntermediates wrapped into `fn` (lax.reduceWindow knows lax.max by it), else `fn`. */
+export function unwrapped<F>(fn: F): F {
+  return (wrappedOriginals.get(fn as object) as F | undefined) ?? fn;
+}
+
 /**
  * Wraps every function of an API namespace so the intermediates it creates
  * (converted JS scalars, broadcasts, casts) are disposed when it returns, as
@@ -176,6 +183,7 @@ export function disposeIntermediates<T extends object>(namespace: T, prefix = ''
         }
       };
       Object.defineProperty(wrapped, 'name', { value: name });
+      wrappedOriginals.set(wrapped, fn);
       out[name] = wrapped;
     } else {
       out[name] = value;

@@ -4,3 +4,5 @@ export * from './control-flow.js';
 export * from './sort.js';
 export * from './convolution.js';
 export * as linalg from './linalg.js';
+export * from './windowed.js';
+export * from './associative-scan.js';

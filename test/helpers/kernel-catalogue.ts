@@ -13,6 +13,7 @@ import {
 } from '../../lib/core/primitives.js';
 import { fuseJaxpr } from '../../lib/compiler/fuse.js';
 import type { Expr, Kernel } from '../../lib/compiler/kernel-ir.js';
+import { cumulativePartialDtype } from '../../lib/compiler/kernel-ir.js';
 import { lowerPrimitive } from '../../lib/compiler/lower.js';
 import * as jax from '../../lib/index.js';
 import { numpy as jnp, nn } from '../../lib/index.js';
@@ -170,6 +171,10 @@ function primitiveEntries(): CatalogueEntry[] {
     for (const d of ['float32', 'bfloat16', 'int32', 'uint8'] as DType[]) add(prim, [a([4, 5, 6], d)], { axis: 1, reverse: false });
     add(prim, [a([4, 5, 6], 'float16')], { axis: 2, reverse: true });
   }
+  // long lines: chunked reduce-then-scan (three launches)
+  add('cumsum', [a([3, 20000, 2], 'float32')], { axis: 1, reverse: true }, ' long lines');
+  add('cumprod', [a([70000], 'int32')], { axis: 0, reverse: false }, ' long line');
+  add('cummax', [a([5000], 'bfloat16')], { axis: 0, reverse: false }, ' long line');
   // sort: short rows (one launch), long rows (rank, merges, permute), several operands and keys, a middle axis
   for (const d of ['float32', 'bfloat16', 'int32', 'uint8', 'bool'] as DType[]) add('sort', [a([4, 7], d)], { dimension: 1, isStable: true, numKeys: 1 });
   add('sort', [a([3, 100], 'float32'), a([3, 100], 'int32')], { dimension: 1, isStable: true, numKeys: 1 }, ' long rows');
@@ -386,7 +391,15 @@ export function bufferLayout(k: Kernel): { dtypes: DType[]; outputs: number } {
       const outs = [...f.outputs, ...f.sideOutputs, ...(f.finalOutputs ?? [])].map((o) => o.dtype);
       return { dtypes: [...outs, ...f.inputs.map((i) => i.dtype)], outputs: outs.length };
     }
-    case 'cumulative': return { dtypes: [k.dtype, k.dtype], outputs: 1 };
+    case 'cumulative': {
+      const partial = cumulativePartialDtype(k.dtype);
+      switch (k.stage) {
+        case undefined: return { dtypes: [k.dtype, k.dtype], outputs: 1 };
+        case 'chunk_reduce': return { dtypes: [partial, k.dtype], outputs: 1 };
+        case 'carry_scan': return { dtypes: [partial], outputs: 1 };
+        case 'chunk_scan': return { dtypes: [k.dtype, partial, k.dtype], outputs: 1 };
+      }
+    }
     case 'dot': {
       const outs = k.epilogue ? k.epilogue.outputs.map((o) => o.dtype) : [k.outputDtype];
       return { dtypes: [...outs, k.inputDtype, k.inputDtype, ...(k.epilogue?.inputs.map((i) => i.dtype) ?? [])], outputs: outs.length };

@@ -93,7 +93,7 @@ export function bufferCount(k: Kernel): number {
       const f = k.fused;
       return f ? f.outputs.length + f.sideOutputs.length + (f.finalOutputs?.length ?? 0) + f.inputs.length : 2;
     }
-    case 'cumulative': return 2;
+    case 'cumulative': return k.stage === 'carry_scan' ? 1 : k.stage === 'chunk_scan' ? 3 : 2;
     case 'dot': return k.epilogue ? k.epilogue.outputs.length + 2 + k.epilogue.inputs.length : 3;
     case 'pad': return 3;
     case 'concatenate': return 1 + k.count;

@@ -12,6 +12,7 @@
 // loops before it wrote (scatter's updates over its copied operand) runs
 // after them: in turn on the CPU, in the last block to finish them on the GPU.
 import { type DType, isFloating } from '../../core/dtype.js';
+import { cumulativePartialDtype } from '../kernel-ir.js';
 import type {
   ConcatenateKernel, CumulativeKernel, DynamicSliceKernel, DynamicUpdateSliceKernel, GatherKernel, PadKernel, ScatterKernel,
   LinalgKernel, SortKernel,
@@ -396,6 +397,7 @@ function cumulative(k: CumulativeKernel, types: DialectTypes): IndexedSpec {
   const floating = isFloating(d);
   // floats accumulate in double, integers sum and multiply in 64 wrapping bits: as the reference interpreter rounds
   const acc = floating ? 'double' : k.op === 'sum' || k.op === 'prod' ? 'jx_u64' : types.computeType(d);
+  const value = floating ? 'double' : types.computeType(d);
   let init: string;
   let combine: string;
   switch (k.op) {
@@ -410,26 +412,88 @@ function cumulative(k: CumulativeKernel, types: DialectTypes): IndexedSpec {
       break;
     }
   }
-  return {
-    label: `cumulative ${k.op}, one thread per line`,
-    params: [{ name: 'pre' }, { name: 'n' }, { name: 'post' }, { name: 'reverse' }],
-    buffers: [{ name: 'out', dtype: d, output: true }, { name: 'in', dtype: d, output: false }],
-    setup: [],
-    loops: [{
-      // consecutive lines take consecutive `post` positions, so GPU loads coalesce when post > 1
-      count: ['pre', 'post'],
-      workPerElement: 'n',
-      body: [
-        'const jx_index a = i / post, c = i % post;',
-        `${acc} acc = ${init};`,
-        'for (jx_index step = 0; step < n; step++) {',
-        '  const jx_index b = reverse ? n - 1 - step : step;',
-        '  const jx_index idx = (a * n + b) * post + c;',
-        `  const ${floating ? 'double' : types.computeType(d)} x = ${types.loadValue(d, 'in[idx]')};`,
-        `  ${combine}`,
-        `  out[idx] = ${types.storeValue(d, `(${types.computeType(d)})acc`)};`,
-        '}',
-      ],
-    }],
-  };
+  const store = types.storeValue(d, `(${types.computeType(d)})acc`);
+  if (!k.stage) {
+    return {
+      label: `cumulative ${k.op}, one thread per line`,
+      params: [{ name: 'pre' }, { name: 'n' }, { name: 'post' }, { name: 'reverse' }],
+      buffers: [{ name: 'out', dtype: d, output: true }, { name: 'in', dtype: d, output: false }],
+      setup: [],
+      loops: [{
+        // consecutive lines take consecutive `post` positions, so GPU loads coalesce when post > 1
+        count: ['pre', 'post'],
+        workPerElement: 'n',
+        body: [
+          'const jx_index a = i / post, c = i % post;',
+          `${acc} acc = ${init};`,
+          'for (jx_index step = 0; step < n; step++) {',
+          '  const jx_index b = reverse ? n - 1 - step : step;',
+          '  const jx_index idx = (a * n + b) * post + c;',
+          `  const ${value} x = ${types.loadValue(d, 'in[idx]')};`,
+          `  ${combine}`,
+          `  out[idx] = ${store};`,
+          '}',
+        ],
+      }],
+    };
+  }
+  // reduce-then-scan over chunks of `chunk` elements (in scan order): partial[(a * nchunks + j) * post + c]
+  const pd = cumulativePartialDtype(d);
+  const partialValue = floating ? 'double' : types.computeType(d);
+  const params = [{ name: 'pre' }, { name: 'n' }, { name: 'post' }, { name: 'reverse' }, { name: 'chunk' }, { name: 'nchunks' }];
+  const chunkLoop = (write: boolean): string[] => [
+    'const jx_index a = i / (nchunks * post), j = i / post % nchunks, c = i % post;',
+    `${acc} acc = ${write ? `(${acc})${types.loadValue(pd, 'partial[i]')}` : init};`,
+    'const jx_index end = (j + 1) * chunk < n ? (j + 1) * chunk : n;',
+    'for (jx_index step = j * chunk; step < end; step++) {',
+    '  const jx_index b = reverse ? n - 1 - step : step;',
+    '  const jx_index idx = (a * n + b) * post + c;',
+    `  const ${value} x = ${types.loadValue(d, 'in[idx]')};`,
+    `  ${combine}`,
+    ...(write ? [`  out[idx] = ${store};`] : []),
+    '}',
+    ...(write ? [] : [`partial[i] = ${types.storeValue(pd, `(${partialValue})acc`)};`]),
+  ];
+  switch (k.stage) {
+    case 'chunk_reduce':
+      return {
+        label: `cumulative ${k.op}, chunk totals, one thread per chunk`,
+        params,
+        buffers: [{ name: 'partial', dtype: pd, output: true }, { name: 'in', dtype: d, output: false }],
+        setup: [],
+        loops: [{ count: ['pre', 'nchunks', 'post'], workPerElement: 'chunk', body: chunkLoop(false) }],
+        reach: [['pre', 'n', 'post']],
+      };
+    case 'carry_scan':
+      return {
+        label: `cumulative ${k.op}, exclusive scan of the chunk totals, one thread per line`,
+        params,
+        buffers: [{ name: 'partial', dtype: pd, output: true, restrict: false }],
+        setup: [],
+        loops: [{
+          count: ['pre', 'post'],
+          workPerElement: 'nchunks',
+          body: [
+            'const jx_index a = i / post, c = i % post;',
+            `${acc} acc = ${init};`,
+            'for (jx_index j = 0; j < nchunks; j++) {',
+            '  const jx_index idx = (a * nchunks + j) * post + c;',
+            `  const ${partialValue} x = ${types.loadValue(pd, 'partial[idx]')};`,
+            `  partial[idx] = ${types.storeValue(pd, `(${partialValue})acc`)};`,
+            `  ${combine}`,
+            '}',
+          ],
+        }],
+        reach: [['pre', 'nchunks', 'post']],
+      };
+    case 'chunk_scan':
+      return {
+        label: `cumulative ${k.op}, each chunk scanned from its carry, one thread per chunk`,
+        params,
+        buffers: [{ name: 'out', dtype: d, output: true }, { name: 'partial', dtype: pd, output: false }, { name: 'in', dtype: d, output: false }],
+        setup: [],
+        loops: [{ count: ['pre', 'nchunks', 'post'], workPerElement: 'chunk', body: chunkLoop(true) }],
+        reach: [['pre', 'n', 'post']],
+      };
+  }
 }
