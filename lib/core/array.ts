@@ -13,7 +13,7 @@ import type { SingleDeviceSharding } from '../sharding/index.js';
 import { type DType, itemsize } from './dtype.js';
 import { formatArray } from './format.js';
 import { type NestedArray, type UserTypedArray, nest, unpackValues } from './host.js';
-import { ConcretizationTypeError, TracerBoolConversionError } from './errors.js';
+import { ConcretizationTypeError, TracerBoolConversionError, ValueError } from './errors.js';
 import { Storage, trackArray, untrackArray } from './memory.js';
 import type { MemoryKind, ShapedArray } from './primitives.js';
 import { sizeOf } from './shape.js';
@@ -61,7 +61,8 @@ export interface ArrayMethods {
 
 export type MoreMethod =
   | 'prod' | 'std' | 'var' | 'any' | 'all' | 'argmin' | 'cumsum' | 'cumprod' | 'squeeze' | 'ravel' | 'round' | 'clip'
-  | 'dot' | 'repeat' | 'swapaxes' | 'take' | 'copy';
+  | 'dot' | 'repeat' | 'swapaxes' | 'take' | 'copy'
+  | 'ptp' | 'sort' | 'argsort' | 'diagonal' | 'nonzero' | 'searchsorted';
 
 /** A reduction method's argument: the axis by position (x.sum(0), x.std([0, 1])) or an options object. */
 export type AxisOrOptions = number | number[] | null | object;
@@ -348,10 +349,23 @@ export class Array {
   swapaxes(axis1: number, axis2: number): Array { return api().more.swapaxes(this, axis1, axis2); }
   take(indices: ArrayLike, axis?: number | null): Array { return api().more.take(this, indices, axis === undefined ? {} : { axis }); }
   copy(): Array { return api().more.copy(this); }
+  ptp(axis?: AxisOrOptions, options?: object): Array { return api().more.ptp(this, axisOptions(axis, options)); }
+  /** JAX's x.sort(axis=-1, ...): a sorted copy (null sorts the flattened array). */
+  sort(axis?: AxisOrOptions, options?: object): Array { return api().more.sort(this, axisOptions(axis, options)); }
+  argsort(axis?: AxisOrOptions, options?: object): Array { return api().more.argsort(this, axisOptions(axis, options)); }
+  diagonal(offset = 0, axis1 = 0, axis2 = 1): Array { return api().more.diagonal(this, { offset, axis1, axis2 }); }
+  /** The indices of the non-zero elements, one Array per axis (`{ size, fillValue }` under jit). */
+  nonzero(options?: { size?: number | null; fillValue?: ArrayLike | null }): Array[] { return api().more.nonzero(this, options) as unknown as Array[]; }
+  searchsorted(v: ArrayLike, options?: object): Array { return api().more.searchsorted(this, v, options); }
   reshape(shape: number | number[]): Array { return api().reshape(this, shape); }
   transpose(axes?: number[]): Array { return api().transpose(this, axes); }
   astype(dtype: DType): Array { return api().astype(this, dtype); }
   get T(): Array { return api().transpose(this); }
+  /** The matrix transpose: the last two axes swapped (JAX's x.mT). */
+  get mT(): Array {
+    if (this.ndim < 2) throw new ValueError(`Array.mT: matrix transpose needs ndim >= 2, got an array of shape [${this.shape.join(',')}]`);
+    return api().more.swapaxes(this, -1, -2);
+  }
   /** NumPy indexing: numbers, [start, stop, step] ranges, null for a whole axis, 'newaxis', '...', integer arrays. */
   index(...items: IndexItem[]): Array { return api().index(this, items); }
   /** JAX's x.at[idx]: `.set(v)`, `.add(v)`, `.multiply(v)`, `.min(v)`, `.max(v)`, `.get()` return new arrays. */

@@ -10,6 +10,10 @@ import * as indexing from './indexing.js';
 import * as linalg from './linalg.js';
 import * as manipulation from './manipulation.js';
 import * as reductions from './reductions.js';
+import * as productsMore from './products-more.js';
+import * as sets from './sets.js';
+import * as sorting from './sorting.js';
+import * as statistics from './statistics.js';
 
 export * from './creation.js';
 export * from './elementwise.js';
@@ -22,6 +26,12 @@ export * from './testing.js';
 export * from './sorting.js';
 export * from './sets.js';
 export * from './convolve.js';
+export * from './nan-reductions.js';
+export * from './statistics.js';
+export * from './manipulation-more.js';
+export * from './products-more.js';
+export * from './logaddexp.js';
+export * from './dtype-info.js';
 export { Array };
 
 export const bool = 'bool' as const;
@@ -77,6 +87,12 @@ registerArrayMethods(disposeIntermediates({
     swapaxes: (x, a, b) => manipulation.swapaxes(x, a as number, b as number),
     take: (x, i, o) => indexing.take(x, i as never, o as never),
     copy: (x) => creation.array(x, { copy: true }),
+    ptp: (x, o) => statistics.ptp(x, o as never),
+    sort: (x, o) => sorting.sort(x, o as never),
+    argsort: (x, o) => sorting.argsort(x, o as never),
+    diagonal: (x, o) => productsMore.diagonal(x, o as never),
+    nonzero: (x, o) => sets.nonzero(x, o as never) as unknown as Array,
+    searchsorted: (x, v, o) => sorting.searchsorted(x, v as never, o as never),
   }, 'Array.'),
 }, 'Array.'));
 
