@@ -11,14 +11,19 @@
 import type { Array } from '../core/array.js';
 import { disposeIntermediates, tidy } from '../core/memory.js';
 import * as distributions from './distributions.js';
+import * as gammaFamily from './gamma.js';
+import * as samplers from './samplers.js';
 import * as keys from './keys.js';
 
 export type { Key } from './keys.js';
 export type { CategoricalOptions, PermutationOptions, UniformOptions } from './distributions.js';
+export type { ChoiceOptions } from './samplers.js';
 
-const api = disposeIntermediates({ ...keys, ...distributions }, 'random.');
+const api = disposeIntermediates({ ...keys, ...distributions, ...samplers, ...gammaFamily }, 'random.');
 
 export const { key, split, foldIn, keyData, wrapKeyData, bits } = api;
 export const { uniform, normal, truncatedNormal, gumbel, bernoulli, categorical, randint, permutation } = api;
+export const { exponential, laplace, logistic, cauchy, pareto, weibullMin, maxwell, rademacher, choice } = api;
+export const { gamma, loggamma, beta, dirichlet, t, chisquare, poisson } = api;
 /** A legacy raw key: uint32 [0, seed mod 2^32] (the same as `key` in jaxon). */
 export const PRNGKey = (seed: number | Array): Array => tidy(() => keys.PRNGKey(seed));
