@@ -103,13 +103,13 @@ const ON_GPU = process.env.JAXON_TEST_PLATFORM === 'cuda';
 /**
  * The cases run (CI time: each function and dtype is a compile): every
  * function in float32; 16-bit floats and float64 for the samplers with
- * their own arithmetic (the others are those plus exp/sqrt/softmax), and
- * 16-bit floats on the CPU only (the same kernels run on the emulated GPU).
+ * their own arithmetic (the others are those plus exp/sqrt/softmax); on the
+ * emulated GPU no 16-bit floats and float64 for gamma and loggamma only.
  */
 const WIDE_SWEEP = new Set(['exponential', 'laplace', 'gamma', 'loggamma', 'poisson']);
 const inSweep = (c: Case): boolean => {
   if (c.out.dtype === 'float16' || c.out.dtype === 'bfloat16') return !ON_GPU && WIDE_SWEEP.has(c.fn);
-  if (c.out.dtype === 'float64' || (c.out.dtype as string) === 'int64') return WIDE_SWEEP.has(c.fn);
+  if (c.out.dtype === 'float64' || (c.out.dtype as string) === 'int64') return WIDE_SWEEP.has(c.fn) && (!ON_GPU || c.fn.endsWith('gamma'));
   return true;
 };
 
@@ -170,7 +170,8 @@ test('eager samplers equal JAX too (one case of each function)', (t) => {
 test('gradients flow through pareto and weibullMin parameters (check_grads, order 2); gamma\'s says it is not implemented', (t) => {
   const key = random.key(3);
   checkGrads(t, (b: Array) => random.pareto(key, b, [4]), [jnp.array([1.5, 2, 3, 4])], { order: 2, modes: ['fwd', 'rev'] });
-  checkGrads(t, (scale: Array, concentration: Array) => random.weibullMin(key, scale, concentration, [3]), [jnp.array([1, 2, 0.5]), jnp.array([0.7, 1.5, 3])], { order: 2, modes: ['fwd', 'rev'] });
+  // order 1 here to save CI time: weibullMin's second derivatives are pow's, checked in the elementwise tests
+  checkGrads(t, (scale: Array, concentration: Array) => random.weibullMin(key, scale, concentration, [3]), [jnp.array([1, 2, 0.5]), jnp.array([0.7, 1.5, 3])], { order: 1, modes: ['fwd', 'rev'] });
   for (const f of [random.gamma, random.loggamma]) {
     assertThrowsMentioning(t, () => jax.grad((a: Array) => jnp.sum(f(key, a)))(jnp.array([1.5, 2])), 'random.gamma', 'random_gamma_grad', 'not implemented');
   }

@@ -4,7 +4,12 @@
 // integers exactly, floats too, since the special functions are computed as
 // XLA computes them (xla-math.ts). The known exception: float16 gumbel (and
 // so float16 categorical near ties), whose float16 log jaxon does not
-// reproduce. Keys are raw uint32 arrays of shape [2] — JAX's legacy PRNGKey
+// reproduce. The further samplers (samplers.ts, gamma.ts) follow JAX's
+// algorithms op for op too; where XLA's float32 rsqrt/pow/exp/tan are not
+// reproduced (float32 gamma family, beta, dirichlet, chisquare, pareto,
+// cauchy, maxwell) they agree to a few ulps, and the gradient of a gamma
+// sample with respect to a is not implemented (it raises). Keys are raw
+// uint32 arrays of shape [2] — JAX's legacy PRNGKey
 // layout — whether made by `key` or `PRNGKey`: jaxon has no typed key<fry>
 // dtype. Split a key rather than reusing it; vmap over an array of keys
 // [n, 2] for batches. Every function frees its own intermediates.
