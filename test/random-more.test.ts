@@ -36,13 +36,18 @@ const ARITY: Record<string, number> = { gamma: 2, loggamma: 2, dirichlet: 2, t: 
 
 type Sampler = (key: Array, ...args: unknown[]) => Array;
 
-function runCase(c: Case, key: Array = u32(c.key)): Array {
+/** A case's sampler with its arguments made (arrays from the tagged fixtures), to call with a key. */
+function prepareCase(c: Case): (key: Array) => Array {
   const options = Object.fromEntries(Object.entries(c.options).map(([k, v]) => [k, arg(v)]));
   const f = (random as unknown as Record<string, Sampler>)[c.fn];
   if (!f) throw new Error(`unknown fixture function ${c.fn}`);
   const positional = c.args.map(arg);
   while (positional.length < (ARITY[c.fn] ?? 1)) positional.push(undefined);
-  return f(key, ...positional, options);
+  return (key) => f(key, ...positional, options);
+}
+
+function runCase(c: Case, key: Array = u32(c.key)): Array {
+  return prepareCase(c)(key);
 }
 
 /**
@@ -152,17 +157,33 @@ test.serial('float64 samplers match JAX with jax_enable_x64, jitted and vmapped 
   checkCases(t, fixtures.x64.cases.filter(inSweep));
 }));
 
-test('eager samplers equal JAX too (one case of each function)', (t) => {
+/** The first float32 case of each function (the eager and memory tests run these). */
+const firstCases = (): Case[] => {
   const seen = new Set<string>();
-  const failures: string[] = [];
-  for (const c of fixtures.cases) {
-    if (seen.has(c.fn) || c.out.dtype === 'bfloat16' || c.out.dtype === 'float16') continue;
+  return fixtures.cases.filter((c) => {
+    if (seen.has(c.fn) || c.out.dtype === 'bfloat16' || c.out.dtype === 'float16') return false;
     seen.add(c.fn);
+    return true;
+  });
+};
+
+test('eager samplers equal JAX too (one case of each function), and free their intermediates', (t) => {
+  const cases = firstCases();
+  t.is(cases.length, 16, cases.map((c) => c.fn).join(' '));
+  const failures: string[] = [];
+  for (const c of cases) {
     const m = mismatch(runCase(c), expectedOut(c), label(c), toleranceFor(c));
     if (m) failures.push(m);
   }
-  t.true(seen.size >= 16, `${seen.size} functions`);
   t.deepEqual(failures, []);
+  // the same calls again (compiled by now): only their results stay alive
+  const key = u32([0, 5]);
+  const calls = cases.map(prepareCase);
+  const before = jax.liveArrayCount();
+  const outs = calls.map((call) => call(key));
+  t.is(jax.liveArrayCount(), before + outs.length, 'only the results stay alive');
+  outs.forEach((a) => a.dispose());
+  t.is(jax.liveArrayCount(), before);
 });
 
 // ---- derivatives ----
