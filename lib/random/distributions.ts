@@ -22,10 +22,10 @@ import { sortKeyVal } from '../lax/sort.js';
 import { randomBits, splitKey } from './threefry.js';
 import { erf32, erfInv, fma, log1p, log32 } from './xla-math.js';
 
-type FloatDType = 'float16' | 'bfloat16' | 'float32' | 'float64';
+export type FloatDType = 'float16' | 'bfloat16' | 'float32' | 'float64';
 
 /** finfo(dtype).nmant and .tiny (the smallest normal number). */
-const FINFO: Record<FloatDType, { nmant: number; tiny: number }> = {
+export const FINFO: Record<FloatDType, { nmant: number; tiny: number }> = {
   float16: { nmant: 10, tiny: 2 ** -14 },
   bfloat16: { nmant: 7, tiny: 2 ** -126 },
   float32: { nmant: 23, tiny: 2 ** -126 },
@@ -33,7 +33,7 @@ const FINFO: Record<FloatDType, { nmant: number; tiny: number }> = {
 };
 
 /** Arithmetic in a float dtype, as XLA rounds it (see the header). */
-class FloatMath {
+export class FloatMath {
   readonly compute: 'float32' | 'float64';
   readonly nmant: number;
   readonly tiny: number;
@@ -91,7 +91,7 @@ class FloatMath {
  * the top bits to that of 1.0 and subtracts 1; the same values are the top
  * bits times 2^-nmant, which needs no bitcast.
  */
-function unitFloats(key: Key, shape: number[], dtype: FloatDType): Array {
+export function unitFloats(key: Key, shape: number[], dtype: FloatDType): Array {
   const scaled = (m: Array, compute: 'float32' | 'float64', nmant: number) => lax.mul(lax.convertElementType(m, compute), 2 ** -nmant);
   switch (dtype) {
     case 'float32':
@@ -110,7 +110,7 @@ function unitFloats(key: Key, shape: number[], dtype: FloatDType): Array {
 }
 
 /** JAX's _uniform in the compute dtype; minval/maxval already cast. */
-function uniformIn(f: FloatMath, key: Key, shape: number[], minval: Array, maxval: Array): Array {
+export function uniformIn(f: FloatMath, key: Key, shape: number[], minval: Array, maxval: Array): Array {
   const floats = unitFloats(key, shape, f.dtype);
   const span = f.sub(maxval, minval);
   // XLA fuses floats * span + minval into one FMA; 16-bit floats round between the two
@@ -118,13 +118,13 @@ function uniformIn(f: FloatMath, key: Key, shape: number[], minval: Array, maxva
   return jnp.maximum(minval, scaled);
 }
 
-function normalIn(f: FloatMath, key: Key, shape: number[]): Array {
+export function normalIn(f: FloatMath, key: Key, shape: number[]): Array {
   // the open interval (-1, 1): the float after -1, and 1
   const u = uniformIn(f, key, shape, f.full(-(1 - 2 ** -(f.nmant + 1))), f.full(1));
   return f.mul(f.round(erfInv(u)), roundToDType(Math.SQRT2, f.dtype));
 }
 
-function gumbelIn(f: FloatMath, key: Key, shape: number[], mode: 'low' | 'high'): Array {
+export function gumbelIn(f: FloatMath, key: Key, shape: number[], mode: 'low' | 'high'): Array {
   const log = (x: Array) => (f.compute === 'float32' ? log32(x) : lax.log(x));
   if (mode === 'low') {
     const u = uniformIn(f, key, shape, f.full(f.tiny), f.full(1));
@@ -138,7 +138,7 @@ function gumbelIn(f: FloatMath, key: Key, shape: number[], mode: 'low' | 'high')
 
 // ---- argument checks ----
 
-function floatDtype(fn: string, dtype: unknown): FloatDType {
+export function floatDtype(fn: string, dtype: unknown): FloatDType {
   if (dtype === undefined || dtype === null) return 'float32';
   const d = checkUserDType(fn, dtype);
   if (!isFloating(d)) throw new ValueError(`${fn}: dtype must be a float dtype, got ${d}`);
@@ -146,7 +146,7 @@ function floatDtype(fn: string, dtype: unknown): FloatDType {
 }
 
 /** JAX's _check_shape: parameters must broadcast to exactly the shape argument. */
-function checkParamShapes(fn: string, shape: number[], params: Record<string, Array>): void {
+export function checkParamShapes(fn: string, shape: number[], params: Record<string, Array>): void {
   const entries = Object.entries(params);
   let broadcast: number[] | null;
   try {
@@ -161,7 +161,7 @@ function checkParamShapes(fn: string, shape: number[], params: Record<string, Ar
   }
 }
 
-function modeOption(fn: string, mode: unknown): 'low' | 'high' {
+export function modeOption(fn: string, mode: unknown): 'low' | 'high' {
   if (mode === undefined || mode === null) return 'low';
   if (mode !== 'low' && mode !== 'high') throw new ValueError(`${fn}: mode must be 'low' or 'high', got ${show(mode)}`);
   return mode;
