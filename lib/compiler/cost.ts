@@ -539,6 +539,21 @@ const topKRule: Rule<'top_k'> = (c, [x], _params, ctx) => {
   return ctx.outAvals.map((a) => param(a.shape, a.dtype, op));
 };
 
+/**
+ * cholesky, triangular_solve, lu: XLA lowers them to LAPACK / cuSOLVER custom calls, which its cost analysis does not
+ * look into; counted here as LAPACK's flop counts (n^3/3, m^2 n or m n^2, m n^2 - n^3/3 per matrix) and bytes as
+ * the default, every operand read and every output written.
+ */
+const linalgRule = <P extends 'cholesky' | 'triangular_solve' | 'lu'>(flopsPerMatrix: (m: number, n: number, params: PrimitiveParams[P]) => number): Rule<P> => (c, xs, params, ctx) => {
+  const shape = ctx.outAvals[0]!.shape;
+  const m = shape[shape.length - 2]!;
+  const n = shape[shape.length - 1]!;
+  const batch = sizeOf(shape.slice(0, -2));
+  const bytes = ctx.outAvals.reduce((s, a) => s + sizeOf(a.shape) * itemsize(a.dtype), 0);
+  const op = c.emit({ ...readAll(xs, bytes), flops: batch * flopsPerMatrix(m, n, params) }, xs, [], ctx.outAvals[0]!.dtype).op;
+  return ctx.outAvals.map((a) => param(a.shape, a.dtype, op));
+};
+
 function gatherRule(c: Computation, [operand, indices]: Value[], p: PrimitiveParams['gather'], ctx: EqnContext): Value[] {
   const shape = ctx.outAvals[0]!.shape;
   if (p.mode === 'clip') return [gather(c, operand!, indices!, shape)];
@@ -610,6 +625,9 @@ const RULES: { [P in Primitive]: Rule<P> } = {
   cumsum: cumulativeRule, cumprod: cumulativeRule, cummax: cumulativeRule, cummin: cumulativeRule,
   sort: sortRule,
   top_k: topKRule,
+  cholesky: linalgRule<'cholesky'>((_m, n) => (n * n * n) / 3),
+  triangular_solve: linalgRule<'triangular_solve'>((m, n, { leftSide }) => (leftSide ? m * m * n : m * n * n)),
+  lu: linalgRule<'lu'>((m, n) => m * n * Math.min(m, n) - Math.min(m, n) ** 3 / 3),
   dot_general: (c, [a, b], { dimensionNumbers: [[contracting]] }, ctx) => {
     const out = ctx.outAvals[0]!;
     const k = contracting.reduce((s, d) => s * a!.shape[d]!, 1);

@@ -9,6 +9,7 @@ import {
 } from '../core/primitives.js';
 import { type Shape, sizeOf, stridesOf } from '../core/shape.js';
 import type { Access, Expr, Kernel, ReduceOp, ScatterKernel } from './kernel-ir.js';
+import { lowerCholesky, lowerLu, lowerTriangularSolve } from './lower-linalg.js';
 import { type ElementwisePrimitive, ELEMENTWISE_PRIMITIVES, isElementwisePrimitive, scalarExpr } from './scalar-expr.js';
 
 export type BufferRef = { kind: 'input' | 'output' | 'temp'; index: number };
@@ -281,6 +282,9 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   cumsum: cumulativeRule('sum'), cumprod: cumulativeRule('prod'), cummax: cumulativeRule('max'), cummin: cumulativeRule('min'),
   sort: (ins, _outs, { dimension, numKeys }) => lowerSort(ins, dimension, numKeys),
   top_k: (ins, _outs, { k }) => lowerTopK(ins[0]!, k),
+  cholesky: (ins) => lowerCholesky(ins[0]!),
+  triangular_solve: (ins, _outs, params) => lowerTriangularSolve(ins[0]!, ins[1]!, params),
+  lu: (ins) => lowerLu(ins[0]!),
   dot_general: (ins, outs, { dimensionNumbers, precision }) => lowerDot(ins[0]!, ins[1]!, outs[0]!, dimensionNumbers, precision === 'highest'),
 };
 

@@ -37,6 +37,7 @@ export function launchOutputCount(kernel: Kernel, total: number): number {
     case 'elementwise': return kernel.outputs.length;
     case 'reduce': return kernel.fused ? kernel.fused.outputs.length + kernel.fused.sideOutputs.length + (kernel.fused.finalOutputs?.length ?? 0) : 1;
     case 'dot': return kernel.epilogue ? kernel.epilogue.outputs.length : 1;
+    case 'linalg': return kernel.op === 'lu' ? 3 : 1;
     default: return Math.min(1, total);
   }
 }

@@ -115,6 +115,15 @@ export interface PrimitiveParams extends UnaryParams {
   sort: { dimension: number; isStable: boolean; numKeys: number };
   /** lax.top_k: the k largest along the last axis (XLA's TopK order: total order on the bits) and their int32 indices. */
   top_k: { k: number };
+  /** lax.linalg.cholesky's primitive: the lower factor of each [..., n, n] matrix from its lower triangle; NaNs where not positive definite. */
+  cholesky: Empty;
+  /**
+   * lax.linalg.triangular_solve: op(a) x = b (leftSide) or x op(a) = b, a [..., k, k] triangular (only the `lower` or
+   * upper triangle read), op transposes when transposeA; conjugateA is a no-op for real dtypes.
+   */
+  triangular_solve: { leftSide: boolean; lower: boolean; transposeA: boolean; conjugateA: boolean; unitDiagonal: boolean };
+  /** lax.linalg.lu: LAPACK getrf's partial pivoting of [..., m, n]: lu, int32 pivots [..., min(m, n)] (0-based), permutation [..., m]. */
+  lu: Empty;
   /** precision: absent or null is 'default' */
   dot_general: { dimensionNumbers: DotDimensionNumbers; preferredElementType: DType | null; precision?: DotPrecision | null };
   /** Identity whose tangent is zero (lax.stopGradient). */
@@ -216,6 +225,48 @@ export type Primitive = keyof PrimitiveParams;
 export type AbstractEvalRule<P extends Primitive> = (avals: ShapedArray[], params: PrimitiveParams[P]) => ShapedArray[];
 
 // ---- helpers ----
+
+/** The float dtypes the linear-algebra kernels compute in (as LAPACK's real routines). */
+function linalgOperand(prim: string, a: ShapedArray, what: string): void {
+  if (a.dtype !== 'float32' && a.dtype !== 'float64') fail(prim, `${what} must be float32 or float64, got ${a.dtype}`);
+  if (a.shape.length < 2) fail(prim, `${what} must have rank >= 2, got shape ${show(a.shape)}`);
+}
+
+const linalgShapeRules = {
+  cholesky: (avals: ShapedArray[]): ShapedArray[] => {
+    arity('cholesky', avals, 1);
+    const x = avals[0]!;
+    linalgOperand('cholesky', x, 'operand');
+    const [n, m] = x.shape.slice(-2);
+    if (n !== m) fail('cholesky', `the input to cholesky must be a square matrix, got shape ${show(x.shape)}`);
+    return [aval(x.shape, x.dtype)];
+  },
+  triangular_solve: (avals: ShapedArray[], { leftSide }: PrimitiveParams['triangular_solve']): ShapedArray[] => {
+    arity('triangular_solve', avals, 2);
+    const [a, b] = avals as [ShapedArray, ShapedArray];
+    linalgOperand('triangular_solve', a, 'a');
+    linalgOperand('triangular_solve', b, 'b');
+    if (a.dtype !== b.dtype) fail('triangular_solve', `a and b must have the same dtype, got ${a.dtype} and ${b.dtype}`);
+    const [k, k2] = a.shape.slice(-2);
+    if (k !== k2) fail('triangular_solve', `a must be square in its last two axes, got shape ${show(a.shape)}`);
+    if (a.shape.length !== b.shape.length || !shapesEqual(a.shape.slice(0, -2), b.shape.slice(0, -2))) {
+      fail('triangular_solve', `a and b must have equal batch dimensions, got shapes ${show(a.shape)} and ${show(b.shape)}`);
+    }
+    const common = leftSide ? b.shape[b.shape.length - 2] : b.shape[b.shape.length - 1];
+    if (common !== k) {
+      fail('triangular_solve', `a's size ${k} must equal b's ${leftSide ? 'second-to-last' : 'last'} axis (leftSide=${leftSide}), got shapes ${show(a.shape)} and ${show(b.shape)}`);
+    }
+    return [aval(b.shape, b.dtype)];
+  },
+  lu: (avals: ShapedArray[]): ShapedArray[] => {
+    arity('lu', avals, 1);
+    const x = avals[0]!;
+    linalgOperand('lu', x, 'operand');
+    const batch = x.shape.slice(0, -2);
+    const [m, n] = x.shape.slice(-2) as [number, number];
+    return [aval(x.shape, x.dtype), aval([...batch, Math.min(m, n)], 'int32'), aval([...batch, m], 'int32')];
+  },
+};
 
 function fail(prim: string, message: string): never {
   throw new ValueError(`lax.${prim}: ${message}`);
@@ -624,6 +675,7 @@ const shapeAndDtypeRules: AbstractEvalTable = {
     const shape = [...x.shape.slice(0, -1), k];
     return [aval(shape, x.dtype, x.weakType), aval(shape, 'int32')];
   },
+  ...linalgShapeRules,
   dot_general: (avals, { dimensionNumbers, preferredElementType }) => {
     arity('dot_general', avals, 2);
     const [l, r] = avals as [ShapedArray, ShapedArray];

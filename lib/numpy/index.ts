@@ -22,6 +22,11 @@ export * from './sorting.js';
 export * from './sets.js';
 export { Array };
 
+import * as linalgNamespace from './linalg-namespace.js';
+/** jnp.linalg; each function disposes its own intermediates. */
+const linalgFunctions = disposeIntermediates(linalgNamespace, 'jnp.linalg.');
+export { linalgFunctions as linalg };
+
 export const bool = 'bool' as const;
 export const int8 = 'int8' as const;
 export const int16 = 'int16' as const;

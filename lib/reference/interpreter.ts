@@ -39,6 +39,7 @@ import {
   dynamicSliceRule, dynamicUpdateSliceRule, gatherRule, scatterAddRule, scatterMaxRule, scatterMinRule, scatterMulRule, scatterSetRule,
 } from './indexing.js';
 import { CUMULATIVE_MONOIDS, REDUCE_MONOIDS, argReduceRule, cumulativeRule, reduceRule, sortRule, topKRule } from './reductions.js';
+import { choleskyRule, luRule, triangularSolveRule } from './linalg.js';
 import { condReference, scanReference, whileReference } from './control-flow.js';
 import { checkpointReference, customCallReference } from './checkpoint.js';
 import { debugCallbackReference, pureCallbackReference } from './callbacks.js';
@@ -114,6 +115,9 @@ export const referenceRules: { [P in Primitive]: ReferenceRule<P> } = {
   cummin: cumulativeRule(CUMULATIVE_MONOIDS.cummin),
   sort: sortRule,
   top_k: topKRule,
+  cholesky: choleskyRule,
+  triangular_solve: triangularSolveRule,
+  lu: luRule,
   dot_general: dotGeneralRule,
   stop_gradient: copyRule,
   scan: scanReference,

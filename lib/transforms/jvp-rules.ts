@@ -20,6 +20,7 @@ import {
   type JvpRule, type Tangent, addTangents, broadcastTo, full, instantiate, jvpFlat, scalar, zerosLike,
 } from './jvp.js';
 import { checkpointJvp } from './remat-rules.js';
+import { choleskyJvp, luJvp, triangularSolveJvp } from './linalg-rules.js';
 import { customJvpCallJvp, customLinJvp, customVjpCallJvp } from './custom-derivatives.js';
 import { debugCallbackJvp, pureCallbackJvp } from './callbacks.js';
 import { condJvp } from './control-flow/cond-rules.js';
@@ -463,6 +464,9 @@ export const jvpRules: { [P in Primitive]: JvpRule<P> } = {
   cummin: cumulativeJvp('cummin'),
   sort: sortJvp,
   top_k: topKJvp,
+  cholesky: choleskyJvp,
+  triangular_solve: triangularSolveJvp,
+  lu: luJvp,
 
   dot_general: ([x, y], [tx, ty], params) => {
     const out = bind1('dot_general', [x!, y!], params);

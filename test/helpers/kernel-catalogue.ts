@@ -176,6 +176,21 @@ function primitiveEntries(): CatalogueEntry[] {
   add('sort', [a([5, 40, 3], 'float16'), a([5, 40, 3], 'int32'), a([5, 40, 3], 'float32')], { dimension: 1, isStable: true, numKeys: 2 }, ' two keys');
   for (const d of ['float32', 'bfloat16', 'float64', 'int32', 'uint8'] as DType[]) add('top_k', [a([4, 9], d)], { k: 3 });
   add('top_k', [a([2, 3, 80], 'float16')], { k: 5 }, ' long rows');
+  // linalg: one block per matrix; every triangular_solve case (side, triangle, transpose, unit diagonal), rectangular lu
+  for (const d of ['float32', 'float64'] as DType[]) {
+    add('cholesky', [a([3, 5, 5], d)], {});
+    add('lu', [a([2, 6, 6], d)], {});
+  }
+  add('lu', [a([7, 4], 'float32')], {}, ' tall');
+  add('lu', [a([2, 3, 5], 'float64')], {}, ' wide');
+  for (const leftSide of [true, false]) {
+    for (const lower of [true, false]) {
+      for (const transposeA of [true, false]) {
+        const b = leftSide ? a([2, 4, 3], 'float32') : a([2, 3, 4], 'float32');
+        add('triangular_solve', [a([2, 4, 4], 'float32'), b], { leftSide, lower, transposeA, conjugateA: false, unitDiagonal: lower && !transposeA }, ` ${leftSide ? 'left' : 'right'} ${lower ? 'lower' : 'upper'}${transposeA ? ' transposed' : ''}`);
+      }
+    }
+  }
   const matmul = { dimensionNumbers: [[[1], [0]], [[], []]], preferredElementType: null };
   for (const d of ['float32', 'float16', 'bfloat16', 'int32', 'bool'] as DType[]) add('dot_general', [a([4, 5], d), a([5, 6], d)], matmul);
   add('dot_general', [a([2, 3, 4], 'float32'), a([2, 4, 5], 'float32')], { dimensionNumbers: [[[2], [1]], [[0], [0]]], preferredElementType: null });
@@ -388,6 +403,10 @@ export function bufferLayout(k: Kernel): { dtypes: DType[]; outputs: number } {
     case 'dynamic_update_slice': return { dtypes: [k.dtype, k.dtype, k.dtype, ...k.indexDtypes], outputs: 1 };
     case 'gather': return { dtypes: [k.dtype, k.dtype, k.indexDtype], outputs: 1 };
     case 'scatter': return { dtypes: [k.dtype, k.dtype, k.indexDtype, k.dtype], outputs: 1 };
+    case 'linalg':
+      return k.op === 'lu'
+        ? { dtypes: [k.dtype, 'int32', 'int32', k.dtype], outputs: 3 }
+        : k.op === 'triangular_solve' ? { dtypes: [k.dtype, k.dtype, k.dtype], outputs: 1 } : { dtypes: [k.dtype, k.dtype], outputs: 1 };
     case 'sort': {
       const keys = k.dtypes;
       switch (k.stage) {

@@ -58,6 +58,7 @@ import { ParamReader } from './cuda-params.js';
 import { reduce } from './cuda-reduce.js';
 import { type GemmTarget, dot } from './cuda-dot.js';
 import { indexed } from './cuda-indexed.js';
+import { linalgCuda } from './linalg-targets.js';
 import { decisionComment, elementwiseVectorWidth, gridStrideLaunch, tmaAllowed, transposeTiling } from './cuda-decisions.js';
 
 const { computeType, loadValue, storageType, storeValue } = CUDA_TYPES;
@@ -100,6 +101,7 @@ export function bufferCount(k: Kernel): number {
     case 'dynamic_update_slice': return 3 + k.indexDtypes.length;
     case 'gather': return 3;
     case 'scatter': return 4;
+    case 'linalg': return k.op === 'lu' ? 4 : k.op === 'triangular_solve' ? 3 : 2;
     case 'sort': return k.stage === 'top_k' ? 4 : k.stage === 'sort_rows' ? 2 * k.dtypes.length : k.stage === 'rank' ? 1 + k.dtypes.length : k.stage === 'merge' ? 2 + k.dtypes.length : 2 * k.dtypes.length + 1;
   }
 }
@@ -156,6 +158,7 @@ function renderKernel(k: Kernel, params: readonly number[], alignments: number[]
     case 'gather': return indexed(k, params, name);
     case 'scatter': return indexed(k, params, name);
     case 'sort': return indexed(k, params, name);
+    case 'linalg': return linalgCuda(k, params);
   }
 }
 
