@@ -31,18 +31,24 @@ function renderSteps(steps: readonly LinalgStep[], target: Target): string[] {
 const C_TARGET: Target = {
   sync: '',
   firstThread: '1',
-  parallel: ({ parallel, body }) => {
-    const lines: string[] = [];
-    parallel.forEach((d, i) => lines.push(`${'  '.repeat(i)}for (jx_index ${d.name} = ${d.from}; ${d.name} < ${d.to}; ${d.name}++)${i === parallel.length - 1 ? ' {' : ''}`));
-    const depth = parallel.length - 1;
-    return [...lines, ...body.map((l) => `${'  '.repeat(depth + 1)}${l}`), `${'  '.repeat(depth)}}`];
+  parallel: ({ parallel, outer, body }) => {
+    const loop = (i: number): string[] => {
+      const d = parallel[i]!;
+      const header = `for (jx_index ${d.name} = ${d.from}; ${d.name} < ${d.to}; ${d.name}++) {`;
+      const inner = i === parallel.length - 1 ? body : [...(i === 0 ? outer ?? [] : []), ...loop(i + 1)];
+      return [header, ...inner.map((l) => `  ${l}`), '}'];
+    };
+    // a single large matrix shares its big updates among OpenMP threads (a batch already runs a matrix per thread)
+    const size = (d: (typeof parallel)[number]) => `((${d.cudaTo ?? d.to}) - (${d.from}))`;
+    const work = parallel.map(size).join(' * ');
+    return parallel.length > 1 ? [`#pragma omp parallel for if (batch == 1 && ${work} > JX_PARALLEL_THRESHOLD)`, ...loop(0)] : loop(0);
   },
 };
 
 const CUDA_TARGET: Target = {
   sync: '__syncthreads();',
   firstThread: '(threadIdx.x == 0)',
-  parallel: ({ parallel, body }) => {
+  parallel: ({ parallel, outer, body }) => {
     const sizes = parallel.map((d, i) => `const jx_index jx_n${i} = (${d.cudaTo ?? d.to}) - (${d.from}) > 0 ? (${d.cudaTo ?? d.to}) - (${d.from}) : 0;`);
     const count = parallel.map((_, i) => `jx_n${i}`).join(' * ');
     const coords: string[] = [];
@@ -57,7 +63,7 @@ const CUDA_TARGET: Target = {
       '{',
       ...sizes.map((l) => `  ${l}`),
       `  for (jx_index jx_e = threadIdx.x; jx_e < ${count}; jx_e += blockDim.x) {`,
-      ...[...coords, ...guards, ...body].map((l) => `    ${l}`),
+      ...[...coords, ...guards, ...(outer ?? []), ...body].map((l) => `    ${l}`),
       '  }',
       '}',
     ];

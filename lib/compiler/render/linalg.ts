@@ -16,6 +16,8 @@ import type { LinalgKernel } from '../kernel-ir.js';
 /** An independent loop nest: dims [variable, first, end]; `cudaEnd` bounds a dim whose end depends on an outer one. */
 export interface ParallelLoop {
   parallel: { name: string; from: string; to: string; cudaTo?: string }[];
+  /** statements that read only the first dim's variable: C hoists them out of the inner loop (so it vectorizes) */
+  outer?: string[];
   body: string[];
 }
 
@@ -77,7 +79,8 @@ export function linalgSpec(k: LinalgKernel, target: LinalgTarget): LinalgSpec {
               'sync',
               {
                 parallel: [{ name: 'i', from: 'j + 1', to: 'n' }, { name: 'c', from: 'j + 1', to: 'i + 1', cudaTo: 'n' }],
-                body: ['out[i * n + c] -= out[i * n + j] * out[c * n + j];'],
+                outer: [`const ${t} lij = out[i * n + j];`],
+                body: ['out[i * n + c] -= lij * out[c * n + j];'],
               },
               'sync',
             ],
@@ -114,7 +117,7 @@ export function linalgSpec(k: LinalgKernel, target: LinalgTarget): LinalgSpec {
                 { parallel: [{ name: 'c', from: '0', to: 'cols' }], body: [`${X('j', 'c')} *= rinv;`] },
                 'sync' as const,
               ]),
-              { parallel: [{ name: 'i', from: below.from, to: below.to }, { name: 'c', from: '0', to: 'cols' }], body: [`${X('i', 'c')} -= ${M('i', 'j')} * ${X('j', 'c')};`] },
+              { parallel: [{ name: 'i', from: below.from, to: below.to }, { name: 'c', from: '0', to: 'cols' }], outer: [`const ${t} mij = ${M('i', 'j')};`], body: [`${X('i', 'c')} -= mij * ${X('j', 'c')};`] },
               'sync',
             ],
           },
@@ -154,7 +157,7 @@ export function linalgSpec(k: LinalgKernel, target: LinalgTarget): LinalgSpec {
                 steps: [{ parallel: [{ name: 'i', from: 'j + 1', to: 'm' }], body: ['lu[i * n + j] = by_reciprocal ? lu[i * n + j] * rinv : lu[i * n + j] / pivot;'] }],
               },
               'sync',
-              { parallel: [{ name: 'i', from: 'j + 1', to: 'm' }, { name: 'c', from: 'j + 1', to: 'n' }], body: ['lu[i * n + c] -= lu[i * n + j] * lu[j * n + c];'] },
+              { parallel: [{ name: 'i', from: 'j + 1', to: 'm' }, { name: 'c', from: 'j + 1', to: 'n' }], outer: [`const ${t} lij = lu[i * n + j];`], body: ['lu[i * n + c] -= lij * lu[j * n + c];'] },
               'sync',
             ],
           },
