@@ -38,6 +38,8 @@ export function launchOutputCount(kernel: Kernel, total: number): number {
     case 'reduce': return kernel.fused ? kernel.fused.outputs.length + kernel.fused.sideOutputs.length + (kernel.fused.finalOutputs?.length ?? 0) : 1;
     case 'dot': return kernel.epilogue ? kernel.epilogue.outputs.length : 1;
     case 'linalg': return kernel.op === 'lu' ? 3 : 1;
+    // several operands sort together: every operand's output (an intermediate one was taken for an input before)
+    case 'sort': return kernel.stage === 'sort_rows' || kernel.stage === 'permute' ? kernel.dtypes.length : kernel.stage === 'top_k' ? 2 : 1;
     default: return Math.min(1, total);
   }
 }
