@@ -38,10 +38,12 @@ const C_TARGET: Target = {
       const inner = i === parallel.length - 1 ? body : [...(i === 0 ? outer ?? [] : []), ...loop(i + 1)];
       return [header, ...inner.map((l) => `  ${l}`), '}'];
     };
-    // a single large matrix shares its big updates among OpenMP threads (a batch already runs a matrix per thread)
+    // a single large matrix shares its big updates among OpenMP threads (a batch already runs a matrix per thread);
+    // a plain `if` keeps small work out of libgomp, whose region with a false `if` clause still costs about a µs
+    if (parallel.length < 2) return loop(0);
     const size = (d: (typeof parallel)[number]) => `((${d.cudaTo ?? d.to}) - (${d.from}))`;
     const work = parallel.map(size).join(' * ');
-    return parallel.length > 1 ? [`#pragma omp parallel for if (batch == 1 && ${work} > JX_PARALLEL_THRESHOLD)`, ...loop(0)] : loop(0);
+    return [`if (batch == 1 && ${work} > JX_PARALLEL_THRESHOLD) {`, '  #pragma omp parallel for', ...loop(0).map((l) => `  ${l}`), '} else {', ...loop(0).map((l) => `  ${l}`), '}'];
   },
 };
 
