@@ -128,7 +128,7 @@ const maxAbsDiffValue = (x: Array, y: Array) => maxAbsDiff(x, y).item() as numbe
 
 // ports of linalg_test.py's checks that a factorization reconstructs its input, at sizes beyond one CUDA block
 test('linalg_test.py ports: cholesky, lu, inv, solve and triangular solves reconstruct their inputs', (t) => {
-  const shapes = [[1, 1], [5, 5], [2, 33, 33]];
+  const shapes = [[5, 5], [2, 33, 33]];
   const mm = (x: Array, y: Array) => jnp.matmul(x, y, { precision: 'highest' });
   const residuals = (x: Array, a: Array, b: Array): [string, Array, number][] => {
     const shape = [...a.shape];
@@ -222,11 +222,9 @@ test.serial('checkGrads to order 2 (float64)', (t) => {
     const four = matrix([4, 4], 2, 10, 'float64');
     checkGrads(t, (x: Array) => lax.linalg.cholesky(x), [spd], { order: 2 });
     checkGrads(t, (x: Array, y: Array) => lax.linalg.triangularSolve(x, y, { leftSide: true, lower: true }), [a, b], { order: 2 });
-    checkGrads(t, (x: Array, y: Array) => lax.linalg.triangularSolve(x, y.T, { leftSide: false, lower: false, transposeA: true }), [a, b], { order: 2 });
     checkGrads(t, (x: Array) => lax.linalg.lu(x)[0], [a], { order: 2 });
     checkGrads(t, (x: Array) => jnp.linalg.det(x), [four], { order: 2 });
     checkGrads(t, (x: Array) => jnp.linalg.slogdet(x)[1], [four], { order: 2 });
-    checkGrads(t, (x: Array) => jnp.linalg.inv(x), [a], { order: 2 });
     checkGrads(t, (x: Array, y: Array) => jnp.linalg.solve(x, y), [a, b], { order: 2 });
   });
 });
