@@ -154,6 +154,10 @@ const cases: Case[] = [
   { name: 'lax.linalg.qr', fn: (x) => lax.linalg.qr(x, { fullMatrices: false }), args: () => [rand([4, 3])] },
   { name: 'lax.linalg.eigh', fn: (x) => { const [v, w] = lax.linalg.eigh(x); return [w, jnp.multiply(v, v)]; }, args: () => [rand([3, 3])] },
   { name: 'lax.linalg.svd', fn: (x) => { const [u, s, vh] = lax.linalg.svd(x, { fullMatrices: false }); return [s, jnp.multiply(u, u), jnp.multiply(vh, vh)]; }, args: () => [rand([4, 3])] },
+  // linalg (test/linalg-lu.test.ts checks them against JAX): shifted to stay well conditioned
+  { name: 'cholesky', fn: (x) => lax.linalg.cholesky(jnp.add(jnp.matmul(x, jnp.swapaxes(x, 0, 1)), jnp.multiply(jnp.eye(3), 3))), args: () => [rand([3, 3])] },
+  { name: 'triangular_solve', fn: (a, b) => lax.linalg.triangularSolve(jnp.add(a, jnp.multiply(jnp.eye(3), 5)), b, { leftSide: true, lower: true }), args: () => [rand([3, 3]), rand([3, 2])] },
+  { name: 'lu', fn: (x) => lax.linalg.lu(jnp.add(x, jnp.multiply(jnp.eye(3), 5)))[0], args: () => [rand([3, 3])] },
   { name: 'argmax then takeAlongAxis', fn: (x) => jnp.takeAlongAxis(x, jnp.expandDims(jnp.argmax(x, { axis: 1 }), 1), 1), args: () => [f64([0.1, 0.9, 0.4, 1.5, -0.2, 0.3], [2, 3])] },
   { name: 'take with out-of-bounds indices filled (fill mode)', fn: (x) => jnp.take(jnp.sin(x), i32([4, 1, -9]), { mode: 'fill', fillValue: 2 }), args: () => [rand([3])] },
   { name: 'scatter_add in clip mode with an out-of-bounds index', fn: (x, u) => x.at(i32([7, 0, 2])).add(jnp.exp(u), { mode: 'clip' }), args: () => [rand([4]), rand([3])] },

@@ -300,6 +300,18 @@ test('jvp and grad of sort and topK permute the tangents (JAX _sort_jvp)', (t) =
   t.deepEqual(globalThis.Array.from(gJit.dataSync()), want);
 });
 
+test('under jit, every output of a several-operand sort and of topK is written before a later kernel reads it', (t) => {
+  // the planner once counted one output per sort launch, so a later use of sortKeyVal's values read an unwritten buffer
+  const x = jnp.array([[3, 1, 4, 1, 5, 9, 2, 6], [2, 7, 1, 8, 2, 8, 1, 8]]);
+  const f = (a: Array) => {
+    const [v, i] = lax.topK(jnp.sin(a), 3);
+    const [s, p] = lax.sortKeyVal(jnp.cos(a), jnp.exp(a));
+    return [jnp.add(jnp.multiply(i, 2), 1), jnp.add(v, 1), jnp.add(p, 1), s];
+  };
+  const eager = f(x);
+  (jax.jit(f)(x) as Array[]).forEach((y, k) => t.deepEqual(globalThis.Array.from(y.dataSync()), globalThis.Array.from(eager[k]!.dataSync()), `output ${k}`));
+});
+
 test('bad input names the function, the argument and the values', (t) => {
   const x = jnp.array([3, 1, 2]);
   assertThrowsMentioning(t, () => lax.sort(x, { numKeys: 0 }), 'lax.sort', 'numKeys', '0');

@@ -233,6 +233,15 @@ test('lax.linalg qr, eigh, svd: batched along a middle axis, over matrices with 
   check(t, 'svd', (a: Array) => lax.linalg.svd(a, { fullMatrices: false }), [m], [1], 0, 1e-4);
 });
 
+test('linalg: lu, cholesky, triangular_solve with a batched or unbatched right-hand side', (t) => {
+  const a = jnp.add(rand([3, 4, 4], 7), jnp.multiply(jnp.eye(4), 8));
+  const b = rand([4, 2], 8);
+  check(t, 'lu', (x: Array) => lax.linalg.lu(x), [a], [0], 0, 1e-5);
+  check(t, 'cholesky', (x: Array) => lax.linalg.cholesky(jnp.matmul(x, jnp.swapaxes(x, 0, 1), { precision: 'highest' })), [a], [0], 0, 1e-4);
+  check(t, 'triangular_solve, b unbatched', (x: Array, y: Array) => lax.linalg.triangularSolve(x, y, { leftSide: true, lower: true }), [a, b], [0, null], 0, 1e-5);
+  check(t, 'triangular_solve, both batched on other axes', (x: Array, y: Array) => lax.linalg.triangularSolve(x, y, { leftSide: false, transposeA: true }), [jnp.moveaxis(a, 0, 2), rand([2, 4, 3], 9)], [2, 2], 1, 1e-5);
+});
+
 // ---- dot_general ----
 
 test('dot_general: both batched, one side batched, with and without batch dimensions', (t) => {

@@ -543,13 +543,28 @@ const topKRule: Rule<'top_k'> = (c, [x], _params, ctx) => {
  * qr / eigh / svd: LAPACK's operation counts for the dense algorithms (geqrf+orgqr ~ 4mn² - 4n³/3, syevd ~ 9n³, gesvd
  * ~ 4mn² + 8n³ with vectors), the operand read and every output written; XLA counts these custom calls as zero.
  */
-const linalgRule = (flopsPerMatrix: (m: number, n: number) => number): Rule<'qr' | 'eigh' | 'svd'> => (c, [x], _params, ctx) => {
+const orthogonalRule = (flopsPerMatrix: (m: number, n: number) => number): Rule<'qr' | 'eigh' | 'svd'> => (c, [x], _params, ctx) => {
   const r = x!.shape.length;
   const m = x!.shape[r - 2]!;
   const n = x!.shape[r - 1]!;
   const batch = sizeOf(x!.shape.slice(0, r - 2));
   const bytes = ctx.outAvals.reduce((s, a) => s + sizeOf(a.shape) * itemsize(a.dtype), 0);
   const op = c.emit({ ...readAll([x!], bytes), flops: batch * flopsPerMatrix(m, n) }, [x!], [], x!.dtype).op;
+  return ctx.outAvals.map((a) => param(a.shape, a.dtype, op));
+};
+
+/**
+ * cholesky, triangular_solve, lu: XLA lowers them to LAPACK / cuSOLVER custom calls, which its cost analysis does not
+ * look into; counted here as LAPACK's flop counts (n^3/3, m^2 n or m n^2, m n^2 - n^3/3 per matrix) and bytes as
+ * the default, every operand read and every output written.
+ */
+const linalgRule = <P extends 'cholesky' | 'triangular_solve' | 'lu'>(flopsPerMatrix: (m: number, n: number, params: PrimitiveParams[P]) => number): Rule<P> => (c, xs, params, ctx) => {
+  const shape = ctx.outAvals[0]!.shape;
+  const m = shape[shape.length - 2]!;
+  const n = shape[shape.length - 1]!;
+  const batch = sizeOf(shape.slice(0, -2));
+  const bytes = ctx.outAvals.reduce((s, a) => s + sizeOf(a.shape) * itemsize(a.dtype), 0);
+  const op = c.emit({ ...readAll(xs, bytes), flops: batch * flopsPerMatrix(m, n, params) }, xs, [], ctx.outAvals[0]!.dtype).op;
   return ctx.outAvals.map((a) => param(a.shape, a.dtype, op));
 };
 
@@ -624,9 +639,12 @@ const RULES: { [P in Primitive]: Rule<P> } = {
   cumsum: cumulativeRule, cumprod: cumulativeRule, cummax: cumulativeRule, cummin: cumulativeRule,
   sort: sortRule,
   top_k: topKRule,
-  qr: linalgRule((m, n) => { const k = Math.min(m, n); return Math.max(0, 4 * m * n * k - (4 / 3) * k ** 3); }),
-  eigh: linalgRule((_m, n) => 9 * n ** 3),
-  svd: linalgRule((m, n) => { const k = Math.min(m, n), big = Math.max(m, n); return 4 * big * k * k + 8 * k ** 3; }),
+  qr: orthogonalRule((m, n) => { const k = Math.min(m, n); return Math.max(0, 4 * m * n * k - (4 / 3) * k ** 3); }),
+  eigh: orthogonalRule((_m, n) => 9 * n ** 3),
+  svd: orthogonalRule((m, n) => { const k = Math.min(m, n), big = Math.max(m, n); return 4 * big * k * k + 8 * k ** 3; }),
+  cholesky: linalgRule<'cholesky'>((_m, n) => (n * n * n) / 3),
+  triangular_solve: linalgRule<'triangular_solve'>((m, n, { leftSide }) => (leftSide ? m * m * n : m * n * n)),
+  lu: linalgRule<'lu'>((m, n) => m * n * Math.min(m, n) - Math.min(m, n) ** 3 / 3),
   dot_general: (c, [a, b], { dimensionNumbers: [[contracting]] }, ctx) => {
     const out = ctx.outAvals[0]!;
     const k = contracting.reduce((s, d) => s * a!.shape[d]!, 1);

@@ -260,8 +260,8 @@ export interface SortKernel {
  *  - 'svd' (one-sided Jacobi on the tall orientation, descending): s, (u, vt,) work [max·min], v [min²], (basis [max²],) x
  * fullMatrices applies to qr and svd; computeUv to svd.
  */
-export interface LinalgKernel {
-  kind: 'linalg';
+export interface OrthogonalKernel {
+  kind: 'orthogonal';
   op: 'qr' | 'eigh' | 'svd';
   dtype: DType;
   fullMatrices: boolean;
@@ -270,9 +270,31 @@ export interface LinalgKernel {
   sort: boolean;
 }
 
+/**
+ * A dense factorization or solve of each matrix of a batch (lax.linalg; render/linalg.ts): one matrix per CUDA thread
+ * block, its threads cooperating on each step's column and trailing updates; a loop over matrices on the CPU. Matrices
+ * are row-major and contiguous, the batch leading.
+ *  - 'cholesky': params [batch, n]; buffers: out, in. The lower factor from the lower triangle (zeros above); a
+ *    matrix that is not positive definite gives all NaNs (LAPACK potrf's info > 0, as JAX reports it).
+ *  - 'triangular_solve': params [batch, m, n]; buffers: out (m x n), a (k x k), b (m x n), with the flags of the
+ *    primitive (op(a) x = b when leftSide, else x op(a) = b).
+ *  - 'lu': params [batch, m, n]; buffers: lu, pivots (int32, min(m, n)), permutation (int32, m), in. LAPACK getrf's
+ *    partial pivoting: the first largest |entry| of the column, no division by a zero pivot.
+ */
+export interface LinalgKernel {
+  kind: 'linalg';
+  op: 'cholesky' | 'triangular_solve' | 'lu';
+  dtype: DType;
+  leftSide?: boolean;
+  lower?: boolean;
+  transposeA?: boolean;
+  unitDiagonal?: boolean;
+}
+
 export type Kernel =
-  | SortKernel
   | LinalgKernel
+  | OrthogonalKernel
+  | SortKernel
   | ElementwiseKernel
   | ReduceKernel
   | CumulativeKernel
@@ -331,7 +353,8 @@ export function kernelName(k: Kernel): string {
     case 'dynamic_update_slice': return `dynamic_update_slice_${dtypeCode(k.dtype)}`;
     case 'gather': return `gather_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
     case 'scatter': return `scatter_${k.combine}_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
-    case 'linalg': return `linalg_${k.op}${k.fullMatrices ? '_full' : ''}${k.computeUv ? '' : '_nouv'}${k.lower ? '' : '_upper'}${k.sort ? '' : '_unsorted'}_${dtypeCode(k.dtype)}`;
+    case 'orthogonal': return `linalg_${k.op}${k.fullMatrices ? '_full' : ''}${k.computeUv ? '' : '_nouv'}${k.lower ? '' : '_upper'}${k.sort ? '' : '_unsorted'}_${dtypeCode(k.dtype)}`;
+    case 'linalg': return `linalg_${k.op}${k.op === 'triangular_solve' ? `_${k.leftSide ? 'l' : 'r'}${k.lower ? 'lo' : 'up'}${k.transposeA ? 't' : 'n'}${k.unitDiagonal ? 'u' : ''}` : ''}_${dtypeCode(k.dtype)}`;
     case 'sort': return `sort_${k.stage}${k.order ? `_${k.order}` : ''}_${k.numKeys}_${k.dtypes.map(dtypeCode).join('_')}`;
   }
 }

@@ -10,6 +10,7 @@ import {
 import { type Shape, sizeOf, stridesOf } from '../core/shape.js';
 import type { Access, Expr, Kernel, ReduceOp, ScatterKernel } from './kernel-ir.js';
 import { cumulativePartialDtype } from './kernel-ir.js';
+import { lowerCholesky, lowerLu, lowerTriangularSolve } from './lower-linalg.js';
 import { type ElementwisePrimitive, ELEMENTWISE_PRIMITIVES, isElementwisePrimitive, scalarExpr } from './scalar-expr.js';
 
 export type BufferRef = { kind: 'input' | 'output' | 'temp'; index: number };
@@ -309,6 +310,9 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   qr: (ins, _outs, { fullMatrices }) => lowerLinalg('qr', ins[0]!, { fullMatrices }),
   eigh: (ins, _outs, { lower, sortEigenvalues }) => lowerLinalg('eigh', ins[0]!, { lower, sort: sortEigenvalues }),
   svd: (ins, _outs, { fullMatrices, computeUv }) => lowerLinalg('svd', ins[0]!, { fullMatrices, computeUv }),
+  cholesky: (ins) => lowerCholesky(ins[0]!),
+  triangular_solve: (ins, _outs, params) => lowerTriangularSolve(ins[0]!, ins[1]!, params),
+  lu: (ins) => lowerLu(ins[0]!),
   dot_general: (ins, outs, { dimensionNumbers, precision }) => lowerDot(ins[0]!, ins[1]!, outs[0]!, dimensionNumbers, precision === 'highest'),
 };
 
@@ -395,7 +399,7 @@ function lowerTopK(x: ShapedArray, k: number): Plan {
 }
 
 /**
- * lax.linalg.qr / eigh / svd: one launch of kernel-ir.ts's LinalgKernel over the batch, its working storage in temps
+ * lax.linalg.qr / eigh / svd: one launch of kernel-ir.ts's OrthogonalKernel over the batch, its working storage in temps
  * (one slice per matrix; render/linalg-eig.ts says what each holds).
  */
 function lowerLinalg(op: 'qr' | 'eigh' | 'svd', x: ShapedArray, flags: { fullMatrices?: boolean; computeUv?: boolean; lower?: boolean; sort?: boolean }): Plan {
@@ -404,7 +408,7 @@ function lowerLinalg(op: 'qr' | 'eigh' | 'svd', x: ShapedArray, flags: { fullMat
   const n = x.shape[r - 1]!;
   const batch = sizeOf(x.shape.slice(0, r - 2));
   const kernel: Kernel = {
-    kind: 'linalg', op, dtype: x.dtype, fullMatrices: flags.fullMatrices ?? false, computeUv: flags.computeUv ?? true,
+    kind: 'orthogonal', op, dtype: x.dtype, fullMatrices: flags.fullMatrices ?? false, computeUv: flags.computeUv ?? true,
     lower: flags.lower ?? true, sort: flags.sort ?? true,
   };
   const plan: Plan = { launches: [], temps: [], aliases: new Map() };

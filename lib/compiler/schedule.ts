@@ -38,11 +38,13 @@ export function launchOutputCount(kernel: Kernel, total: number): number {
     case 'reduce': return kernel.fused ? kernel.fused.outputs.length + kernel.fused.sideOutputs.length + (kernel.fused.finalOutputs?.length ?? 0) : 1;
     case 'dot': return kernel.epilogue ? kernel.epilogue.outputs.length : 1;
     // outputs and working storage first, the one operand last
-    case 'linalg': return total - 1;
+    case 'orthogonal': return total - 1;
     // every operand sorted (or gathered along the order) at once; top_k's values and indices
     case 'sort': return kernel.stage === 'sort_rows' || kernel.stage === 'permute' ? kernel.dtypes.length : kernel.stage === 'top_k' ? 2 : 1;
     case 'cumulative': case 'pad': case 'concatenate': case 'dynamic_slice': case 'dynamic_update_slice': case 'gather': case 'scatter':
       return Math.min(1, total);
+    // lu's factors, pivots and permutation; cholesky's and triangular_solve's one result
+    case 'linalg': return kernel.op === 'lu' ? 3 : 1;
     default: return kernel satisfies never;
   }
 }

@@ -124,6 +124,15 @@ export interface PrimitiveParams extends UnaryParams {
   eigh: { lower: boolean; sortEigenvalues: boolean };
   /** lax.linalg.svd: s [..., k] descending, and with computeUv u [..., m, m or k] and vt [..., n or k, n]. */
   svd: { fullMatrices: boolean; computeUv: boolean };
+  /** lax.linalg.cholesky's primitive: the lower factor of each [..., n, n] matrix from its lower triangle; NaNs where not positive definite. */
+  cholesky: Empty;
+  /**
+   * lax.linalg.triangular_solve: op(a) x = b (leftSide) or x op(a) = b, a [..., k, k] triangular (only the `lower` or
+   * upper triangle read), op transposes when transposeA; conjugateA is a no-op for real dtypes.
+   */
+  triangular_solve: { leftSide: boolean; lower: boolean; transposeA: boolean; conjugateA: boolean; unitDiagonal: boolean };
+  /** lax.linalg.lu: LAPACK getrf's partial pivoting of [..., m, n]: lu, int32 pivots [..., min(m, n)] (0-based), permutation [..., m]. */
+  lu: Empty;
   /** precision: absent or null is 'default' */
   dot_general: { dimensionNumbers: DotDimensionNumbers; preferredElementType: DType | null; precision?: DotPrecision | null };
   /** Identity whose tangent is zero (lax.stopGradient). */
@@ -226,6 +235,48 @@ export type AbstractEvalRule<P extends Primitive> = (avals: ShapedArray[], param
 
 // ---- helpers ----
 
+/** The float dtypes the linear-algebra kernels compute in (as LAPACK's real routines). */
+function linalgOperand(prim: string, a: ShapedArray, what: string): void {
+  if (a.dtype !== 'float32' && a.dtype !== 'float64') fail(prim, `${what} must be float32 or float64, got ${a.dtype}`);
+  if (a.shape.length < 2) fail(prim, `${what} must have rank >= 2, got shape ${show(a.shape)}`);
+}
+
+const linalgShapeRules = {
+  cholesky: (avals: ShapedArray[]): ShapedArray[] => {
+    arity('cholesky', avals, 1);
+    const x = avals[0]!;
+    linalgOperand('cholesky', x, 'operand');
+    const [n, m] = x.shape.slice(-2);
+    if (n !== m) fail('cholesky', `the input to cholesky must be a square matrix, got shape ${show(x.shape)}`);
+    return [aval(x.shape, x.dtype)];
+  },
+  triangular_solve: (avals: ShapedArray[], { leftSide }: PrimitiveParams['triangular_solve']): ShapedArray[] => {
+    arity('triangular_solve', avals, 2);
+    const [a, b] = avals as [ShapedArray, ShapedArray];
+    linalgOperand('triangular_solve', a, 'a');
+    linalgOperand('triangular_solve', b, 'b');
+    if (a.dtype !== b.dtype) fail('triangular_solve', `a and b must have the same dtype, got ${a.dtype} and ${b.dtype}`);
+    const [k, k2] = a.shape.slice(-2);
+    if (k !== k2) fail('triangular_solve', `a must be square in its last two axes, got shape ${show(a.shape)}`);
+    if (a.shape.length !== b.shape.length || !shapesEqual(a.shape.slice(0, -2), b.shape.slice(0, -2))) {
+      fail('triangular_solve', `a and b must have equal batch dimensions, got shapes ${show(a.shape)} and ${show(b.shape)}`);
+    }
+    const common = leftSide ? b.shape[b.shape.length - 2] : b.shape[b.shape.length - 1];
+    if (common !== k) {
+      fail('triangular_solve', `a's size ${k} must equal b's ${leftSide ? 'second-to-last' : 'last'} axis (leftSide=${leftSide}), got shapes ${show(a.shape)} and ${show(b.shape)}`);
+    }
+    return [aval(b.shape, b.dtype)];
+  },
+  lu: (avals: ShapedArray[]): ShapedArray[] => {
+    arity('lu', avals, 1);
+    const x = avals[0]!;
+    linalgOperand('lu', x, 'operand');
+    const batch = x.shape.slice(0, -2);
+    const [m, n] = x.shape.slice(-2) as [number, number];
+    return [aval(x.shape, x.dtype), aval([...batch, Math.min(m, n)], 'int32'), aval([...batch, m], 'int32')];
+  },
+};
+
 function fail(prim: string, message: string): never {
   throw new ValueError(`lax.${prim}: ${message}`);
 }
@@ -234,8 +285,8 @@ function arity(prim: string, avals: ShapedArray[], n: number): void {
   if (avals.length !== n) fail(prim, `expected ${n} operands, got ${avals.length}`);
 }
 
-/** The one float32/float64 operand of rank >= 2 of a linalg primitive: its batch shape, m, n and aval. */
-function linalgOperand(prim: string, avals: ShapedArray[]): [number[], number, number, ShapedArray] {
+/** The one float32/float64 operand of rank >= 2 of qr / eigh / svd: its batch shape, m, n and aval. */
+function orthogonalOperand(prim: string, avals: ShapedArray[]): [number[], number, number, ShapedArray] {
   arity(prim, avals, 1);
   const x = avals[0]!;
   if (x.shape.length < 2) fail(prim, `operand must have rank >= 2, got shape [${x.shape.join(', ')}]`);
@@ -644,22 +695,23 @@ const shapeAndDtypeRules: AbstractEvalTable = {
     return [aval(shape, x.dtype, x.weakType), aval(shape, 'int32')];
   },
   qr: (avals, { fullMatrices }) => {
-    const [batch, m, n, x] = linalgOperand('qr', avals);
+    const [batch, m, n, x] = orthogonalOperand('qr', avals);
     const k = fullMatrices ? m : Math.min(m, n);
     return [aval([...batch, m, k], x.dtype), aval([...batch, k, n], x.dtype)];
   },
   eigh: (avals) => {
-    const [batch, m, n, x] = linalgOperand('eigh', avals);
+    const [batch, m, n, x] = orthogonalOperand('eigh', avals);
     if (m !== n) fail('eigh', `operand must be a batch of square matrices, got shape [${x.shape.join(', ')}]`);
     return [aval([...batch, n, n], x.dtype), aval([...batch, n], x.dtype)];
   },
   svd: (avals, { fullMatrices, computeUv }) => {
-    const [batch, m, n, x] = linalgOperand('svd', avals);
+    const [batch, m, n, x] = orthogonalOperand('svd', avals);
     const k = Math.min(m, n);
     const s = aval([...batch, k], x.dtype);
     if (!computeUv) return [s];
     return [s, aval([...batch, m, fullMatrices ? m : k], x.dtype), aval([...batch, fullMatrices ? n : k, n], x.dtype)];
   },
+  ...linalgShapeRules,
   dot_general: (avals, { dimensionNumbers, preferredElementType }) => {
     arity('dot_general', avals, 2);
     const [l, r] = avals as [ShapedArray, ShapedArray];

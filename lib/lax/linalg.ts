@@ -1,2 +1,3 @@
-// The lax.linalg namespace (jax.lax.linalg).
+// The `lax.linalg` namespace (jax.lax.linalg): each family in its own file.
+export { cholesky, lu, triangularSolve } from './linalg-lu.js';
 export { eigh, qr, svd } from './linalg-eig.js';

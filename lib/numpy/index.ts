@@ -20,7 +20,6 @@ export * from './elementwise.js';
 export * from './manipulation.js';
 export * from './reductions.js';
 export * from './linalg.js';
-export * as linalg from './linalg-namespace.js';
 export * from './indexing.js';
 export * from './testing.js';
 export * from './sorting.js';
@@ -33,6 +32,11 @@ export * from './products-more.js';
 export * from './logaddexp.js';
 export * from './dtype-info.js';
 export { Array };
+
+import * as linalgNamespace from './linalg-namespace.js';
+/** jnp.linalg; each function disposes its own intermediates. */
+const linalgFunctions = disposeIntermediates(linalgNamespace, 'jnp.linalg.');
+export { linalgFunctions as linalg };
 
 export const bool = 'bool' as const;
 export const int8 = 'int8' as const;

@@ -40,6 +40,7 @@ import {
 } from './indexing.js';
 import { CUMULATIVE_MONOIDS, REDUCE_MONOIDS, argReduceRule, cumulativeRule, reduceRule, sortRule, topKRule } from './reductions.js';
 import { eighRule, qrRule, svdRule } from './linalg-eig.js';
+import { choleskyRule, luRule, triangularSolveRule } from './linalg.js';
 import { condReference, scanReference, whileReference } from './control-flow.js';
 import { checkpointReference, customCallReference } from './checkpoint.js';
 import { debugCallbackReference, pureCallbackReference } from './callbacks.js';
@@ -116,6 +117,9 @@ export const referenceRules: { [P in Primitive]: ReferenceRule<P> } = {
   sort: sortRule,
   top_k: topKRule,
   qr: qrRule, eigh: eighRule, svd: svdRule,
+  cholesky: choleskyRule,
+  triangular_solve: triangularSolveRule,
+  lu: luRule,
   dot_general: dotGeneralRule,
   stop_gradient: copyRule,
   scan: scanReference,

@@ -334,6 +334,10 @@ export const batchingRules: { [P in Primitive]: BatchRule<P> } = {
     return [outs, outs.map(() => 0)];
   },
   top_k: ([x], [d], params, size) => [bind('top_k', [batchDimAt(x!, d!, 0, size)], params), [0, 0]],
+  // the linalg kernels take leading batch dims: the vmapped axis moves to the front (an unbatched operand is broadcast)
+  cholesky: ([x], [d], params, size) => [bind('cholesky', [batchDimAt(x!, d!, 0, size)], params), [0]],
+  lu: ([x], [d], params, size) => [bind('lu', [batchDimAt(x!, d!, 0, size)], params), [0, 0, 0]],
+  triangular_solve: ([a, b], [da, db], params, size) => [bind('triangular_solve', [batchDimAt(a!, da!, 0, size), batchDimAt(b!, db!, 0, size)], params), [0]],
   concatenate: (vals, dims, { dimension }, size) => [bind('concatenate', vals.map((v, i) => batchDimAt(v, dims[i]!, 0, size)), { dimension: dimension + 1 }), [0]],
   dynamic_slice: dynamicSliceRule,
   dynamic_update_slice: dynamicUpdateSliceRule,

@@ -21,6 +21,7 @@ import {
 } from './jvp.js';
 import { checkpointJvp } from './remat-rules.js';
 import { eighJvp, qrJvp, svdJvp } from './linalg-jvp.js';
+import { choleskyJvp, luJvp, triangularSolveJvp } from './linalg-rules.js';
 import { customJvpCallJvp, customLinJvp, customVjpCallJvp } from './custom-derivatives.js';
 import { debugCallbackJvp, pureCallbackJvp } from './callbacks.js';
 import { condJvp } from './control-flow/cond-rules.js';
@@ -465,6 +466,9 @@ export const jvpRules: { [P in Primitive]: JvpRule<P> } = {
   sort: sortJvp,
   top_k: topKJvp,
   qr: qrJvp, eigh: eighJvp, svd: svdJvp,
+  cholesky: choleskyJvp,
+  triangular_solve: triangularSolveJvp,
+  lu: luJvp,
 
   dot_general: ([x, y], [tx, ty], params) => {
     const out = bind1('dot_general', [x!, y!], params);

@@ -262,6 +262,12 @@ export const transposeRules: { [P in Primitive]: TransposeRule<P> | NotLinear | 
     bind1('broadcast_in_dim', [ct], { shape: [...x.shape], broadcastDimensions: range(x.shape.length).filter((i) => !axes.includes(i)) })),
   reduce_prod: notLinear, reduce_max: notLinear, reduce_min: notLinear, reduce_and: notLinear, reduce_or: notLinear,
   argmax: notLinear, argmin: notLinear, sort: notLinear, top_k: notLinear, qr: notLinear, eigh: notLinear, svd: notLinear,
+  cholesky: notLinear, lu: notLinear,
+  // linear in b only: b's cotangent solves with op(a) transposed (JAX's _triangular_solve_transpose_rule)
+  triangular_solve: (ct, [a, b], params) => {
+    if (isUndefined(a!) || !isUndefined(b!)) nonLinearOperand('triangular_solve', 'matrix a');
+    return [null, bind1('triangular_solve', [a as Array, ct], { ...params, transposeA: !params.transposeA })];
+  },
   cumsum: unaryLinear((ct, _x, { axis, reverse }) => bind1('cumsum', [ct], { axis, reverse: !reverse })),
   cumprod: notLinear, cummax: notLinear, cummin: notLinear,
 

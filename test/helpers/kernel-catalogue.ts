@@ -190,6 +190,21 @@ function primitiveEntries(): CatalogueEntry[] {
   add('qr', [a([4, 6], 'float32')], { fullMatrices: true }, ' wide full');
   add('eigh', [a([5, 5], 'float64')], { lower: false, sortEigenvalues: false }, ' upper unsorted');
   add('svd', [a([6, 4], 'float32')], { fullMatrices: false, computeUv: false }, ' values only');
+  // linalg: one block per matrix; every triangular_solve case (side, triangle, transpose, unit diagonal), rectangular lu
+  for (const d of ['float32', 'float64'] as DType[]) {
+    add('cholesky', [a([3, 5, 5], d)], {});
+    add('lu', [a([2, 6, 6], d)], {});
+  }
+  add('lu', [a([7, 4], 'float32')], {}, ' tall');
+  add('lu', [a([2, 3, 5], 'float64')], {}, ' wide');
+  for (const leftSide of [true, false]) {
+    for (const lower of [true, false]) {
+      for (const transposeA of [true, false]) {
+        const b = leftSide ? a([2, 4, 3], 'float32') : a([2, 3, 4], 'float32');
+        add('triangular_solve', [a([2, 4, 4], 'float32'), b], { leftSide, lower, transposeA, conjugateA: false, unitDiagonal: lower && !transposeA }, ` ${leftSide ? 'left' : 'right'} ${lower ? 'lower' : 'upper'}${transposeA ? ' transposed' : ''}`);
+      }
+    }
+  }
   const matmul = { dimensionNumbers: [[[1], [0]], [[], []]], preferredElementType: null };
   for (const d of ['float32', 'float16', 'bfloat16', 'int32', 'bool'] as DType[]) add('dot_general', [a([4, 5], d), a([5, 6], d)], matmul);
   add('dot_general', [a([2, 3, 4], 'float32'), a([2, 4, 5], 'float32')], { dimensionNumbers: [[[2], [1]], [[0], [0]]], preferredElementType: null });
@@ -410,11 +425,15 @@ export function bufferLayout(k: Kernel): { dtypes: DType[]; outputs: number } {
     case 'dynamic_update_slice': return { dtypes: [k.dtype, k.dtype, k.dtype, ...k.indexDtypes], outputs: 1 };
     case 'gather': return { dtypes: [k.dtype, k.dtype, k.indexDtype], outputs: 1 };
     case 'scatter': return { dtypes: [k.dtype, k.dtype, k.indexDtype, k.dtype], outputs: 1 };
-    case 'linalg': {
+    case 'orthogonal': {
       const count = k.op === 'qr' ? 5 : k.op === 'eigh' ? 4 : k.computeUv ? 7 : 4;
       const outputs = count - 1; // outputs and working storage, then the operand
       return { dtypes: globalThis.Array.from({ length: count }, () => k.dtype), outputs };
     }
+    case 'linalg':
+      return k.op === 'lu'
+        ? { dtypes: [k.dtype, 'int32', 'int32', k.dtype], outputs: 3 }
+        : k.op === 'triangular_solve' ? { dtypes: [k.dtype, k.dtype, k.dtype], outputs: 1 } : { dtypes: [k.dtype, k.dtype], outputs: 1 };
     case 'sort': {
       const keys = k.dtypes;
       switch (k.stage) {

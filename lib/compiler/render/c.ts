@@ -8,6 +8,7 @@ import { kernelJson, kernelName, resultOnlyNodes } from '../kernel-ir.js';
 import type { DotKernel, ElementwiseKernel, Expr, FusedReduce, Kernel, ReduceKernel, ReduceOp } from '../kernel-ir.js';
 import { C_DIALECT, C_TYPES, ExprRenderer, exprsUseIota, someNode } from './expr.js';
 import { type IndexedKernel, indexedSpec } from './indexed.js';
+import { linalgC } from './linalg-targets.js';
 import { type ReductionState, reductionState } from './reduce-state.js';
 
 const { computeType, loadValue, storageType, storeValue } = C_TYPES;
@@ -30,7 +31,8 @@ function renderBody(k: Kernel, name: string): string {
     case 'gather': return indexed(k, name);
     case 'scatter': return indexed(k, name);
     case 'sort': return indexed(k, name);
-    case 'linalg': return indexed(k, name);
+    case 'orthogonal': return indexed(k, name);
+    case 'linalg': return linalgC(k, name);
   }
 }
 

@@ -59,6 +59,7 @@ import { reduce } from './cuda-reduce.js';
 import { type GemmTarget, dot } from './cuda-dot.js';
 import { indexed } from './cuda-indexed.js';
 import { linalgBufferCount } from './linalg-eig.js';
+import { linalgCuda } from './linalg-targets.js';
 import { decisionComment, elementwiseVectorWidth, gridStrideLaunch, tmaAllowed, transposeTiling } from './cuda-decisions.js';
 
 const { computeType, loadValue, storageType, storeValue } = CUDA_TYPES;
@@ -101,7 +102,8 @@ export function bufferCount(k: Kernel): number {
     case 'dynamic_update_slice': return 3 + k.indexDtypes.length;
     case 'gather': return 3;
     case 'scatter': return 4;
-    case 'linalg': return linalgBufferCount(k);
+    case 'orthogonal': return linalgBufferCount(k);
+    case 'linalg': return k.op === 'lu' ? 4 : k.op === 'triangular_solve' ? 3 : 2;
     case 'sort': return k.stage === 'top_k' ? 4 : k.stage === 'sort_rows' ? 2 * k.dtypes.length : k.stage === 'rank' ? 1 + k.dtypes.length : k.stage === 'merge' ? 2 + k.dtypes.length : 2 * k.dtypes.length + 1;
   }
 }
@@ -158,7 +160,8 @@ function renderKernel(k: Kernel, params: readonly number[], alignments: number[]
     case 'gather': return indexed(k, params, name);
     case 'scatter': return indexed(k, params, name);
     case 'sort': return indexed(k, params, name);
-    case 'linalg': return indexed(k, params, name);
+    case 'orthogonal': return indexed(k, params, name);
+    case 'linalg': return linalgCuda(k, params);
   }
 }
 

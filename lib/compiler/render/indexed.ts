@@ -15,7 +15,7 @@ import { type DType, isFloating } from '../../core/dtype.js';
 import { cumulativePartialDtype } from '../kernel-ir.js';
 import type {
   ConcatenateKernel, CumulativeKernel, DynamicSliceKernel, DynamicUpdateSliceKernel, GatherKernel, PadKernel, ScatterKernel,
-  LinalgKernel, SortKernel,
+  OrthogonalKernel, SortKernel,
 } from '../kernel-ir.js';
 import { type Dialect, type DialectTypes, dialectTypes } from './expr.js';
 import { sortSpec } from './sort.js';
@@ -74,7 +74,7 @@ export interface IndexedSpec {
 }
 
 export type IndexedKernel =
-  | PadKernel | ConcatenateKernel | DynamicSliceKernel | DynamicUpdateSliceKernel | GatherKernel | ScatterKernel | CumulativeKernel | SortKernel | LinalgKernel;
+  | PadKernel | ConcatenateKernel | DynamicSliceKernel | DynamicUpdateSliceKernel | GatherKernel | ScatterKernel | CumulativeKernel | SortKernel | OrthogonalKernel;
 
 export function indexedSpec(k: IndexedKernel, dialect: Dialect): IndexedSpec {
   const types = dialectTypes(dialect);
@@ -87,7 +87,7 @@ export function indexedSpec(k: IndexedKernel, dialect: Dialect): IndexedSpec {
     case 'scatter': return scatter(k, dialect, types);
     case 'cumulative': return cumulative(k, types);
     case 'sort': return sortSpec(k, types, dialect);
-    case 'linalg': return linalgSpec(k, dialect);
+    case 'orthogonal': return linalgSpec(k, dialect);
   }
 }
 

@@ -1,4 +1,4 @@
-// lax.linalg.qr, eigh and svd (kernel-ir.ts LinalgKernel) as indexed.ts specs,
+// lax.linalg.qr, eigh and svd (kernel-ir.ts OrthogonalKernel) as indexed.ts specs,
 // so the C and CUDA targets render them from one text: a loop over the
 // matrices of the batch, each decomposed by one thread with the classic
 // serial algorithms that are accurate without pivoting heuristics:
@@ -14,11 +14,11 @@
 //    extra columns of full_matrices completed by Gram-Schmidt on unit vectors.
 // Working storage is in temps the lowering allocates (one slice per matrix).
 import type { Dialect } from './expr.js';
-import type { LinalgKernel } from '../kernel-ir.js';
+import type { OrthogonalKernel } from '../kernel-ir.js';
 import type { IndexedBuffer, IndexedSpec } from './indexed.js';
 
 /** The buffers a linalg kernel takes, in kernel-ir.ts's order. */
-function buffers(k: LinalgKernel): IndexedBuffer[] {
+function buffers(k: OrthogonalKernel): IndexedBuffer[] {
   const b = (name: string, output: boolean): IndexedBuffer => ({ name, dtype: k.dtype, output });
   switch (k.op) {
     case 'qr': return [b('q', true), b('r', true), b('work', true), b('tau', true), b('x', false)];
@@ -30,11 +30,11 @@ function buffers(k: LinalgKernel): IndexedBuffer[] {
   }
 }
 
-export function linalgBufferCount(k: LinalgKernel): number {
+export function linalgBufferCount(k: OrthogonalKernel): number {
   return buffers(k).length;
 }
 
-export function linalgSpec(k: LinalgKernel, _dialect: Dialect): IndexedSpec {
+export function linalgSpec(k: OrthogonalKernel, _dialect: Dialect): IndexedSpec {
   const f32 = k.dtype === 'float32';
   const T = f32 ? 'float' : 'double';
   const sqrt = f32 ? 'sqrtf' : 'sqrt';
@@ -55,7 +55,7 @@ export function linalgSpec(k: LinalgKernel, _dialect: Dialect): IndexedSpec {
   };
 }
 
-function qrBody(k: LinalgKernel, T: string, sqrt: string, copysign: string, one: string, zero: string): string[] {
+function qrBody(k: OrthogonalKernel, T: string, sqrt: string, copysign: string, one: string, zero: string): string[] {
   return [
     'const jx_index kk = m < n ? m : n, qc = ' + (k.fullMatrices ? 'm' : 'kk') + ';',
     `const ${T} *A = x + i * m * n;`,
@@ -105,7 +105,7 @@ function rotation(T: string, sqrt: string, fabs: string, copysign: string, one: 
   ];
 }
 
-function eighBody(k: LinalgKernel, T: string, sqrt: string, fabs: string, copysign: string, eps: string, one: string, zero: string): string[] {
+function eighBody(k: OrthogonalKernel, T: string, sqrt: string, fabs: string, copysign: string, eps: string, one: string, zero: string): string[] {
   const read = k.lower ? '(a >= c ? A[a * n + c] : A[c * n + a])' : '(a <= c ? A[a * n + c] : A[c * n + a])';
   return [
     `const ${T} *A = x + i * n * n;`,
@@ -145,7 +145,7 @@ function eighBody(k: LinalgKernel, T: string, sqrt: string, fabs: string, copysi
   ];
 }
 
-function svdBody(k: LinalgKernel, T: string, sqrt: string, fabs: string, copysign: string, eps: string, one: string, zero: string): string[] {
+function svdBody(k: OrthogonalKernel, T: string, sqrt: string, fabs: string, copysign: string, eps: string, one: string, zero: string): string[] {
   const lines = [
     // the tall orientation G (M x N, M >= N): x itself, or its transpose when it is wide
     'const int wide = m < n;',

@@ -1,0 +1,135 @@
+// The two targets of render/linalg.ts's specs. C: one function per matrix on
+// one thread (parallel loops become nested loops, the last index innermost;
+// barriers vanish), matrices under OpenMP when the batch is worth it; params
+// are read at run time, so one compiled kernel serves every shape. CUDA: one
+// thread block per matrix (blockIdx.x), the params baked in; a parallel loop
+// is flattened and strided over the block's threads, a barrier is
+// __syncthreads. Blocks of 32 to 256 threads, by the matrix's size: batches of
+// small matrices fill the GPU with blocks, and a large single matrix gets one
+// block, so it serves batched small and medium matrices (a large one would
+// want a blocked algorithm with GEMM updates).
+import type { LinalgKernel } from '../kernel-ir.js';
+import { type RenderedKernel, indent, indexType, int } from './cuda-common.js';
+import { C_DIALECT, C_TYPES, CUDA_DIALECT, CUDA_TYPES } from './expr.js';
+import { type LinalgSpec, type LinalgStep, linalgSpec } from './linalg.js';
+
+interface Target {
+  parallel: (loop: Extract<LinalgStep, { parallel: unknown }>) => string[];
+  sync: string;
+  firstThread: string;
+}
+
+function renderSteps(steps: readonly LinalgStep[], target: Target): string[] {
+  return steps.flatMap((step): string[] => {
+    if (step === 'sync') return target.sync ? [target.sync] : [];
+    if (typeof step === 'string') return [step.replaceAll('JX_FIRST_THREAD', target.firstThread)];
+    if ('loop' in step) return [`${step.loop.replaceAll('JX_FIRST_THREAD', target.firstThread)} {`, ...renderSteps(step.steps, target).map((l) => `  ${l}`), '}'];
+    return target.parallel(step);
+  });
+}
+
+const C_TARGET: Target = {
+  sync: '',
+  firstThread: '1',
+  parallel: ({ parallel, outer, body }) => {
+    const loop = (i: number): string[] => {
+      const d = parallel[i]!;
+      const header = `for (jx_index ${d.name} = ${d.from}; ${d.name} < ${d.to}; ${d.name}++) {`;
+      const inner = i === parallel.length - 1 ? body : [...(i === 0 ? outer ?? [] : []), ...loop(i + 1)];
+      return [header, ...inner.map((l) => `  ${l}`), '}'];
+    };
+    // a single large matrix shares its big updates among OpenMP threads (a batch already runs a matrix per thread);
+    // a plain `if` keeps small work out of libgomp, whose region with a false `if` clause still costs about a µs
+    if (parallel.length < 2) return loop(0);
+    const size = (d: (typeof parallel)[number]) => `((${d.cudaTo ?? d.to}) - (${d.from}))`;
+    const work = parallel.map(size).join(' * ');
+    return [`if (batch == 1 && ${work} > JX_PARALLEL_THRESHOLD) {`, '  #pragma omp parallel for', ...loop(0).map((l) => `  ${l}`), '} else {', ...loop(0).map((l) => `  ${l}`), '}'];
+  },
+};
+
+const CUDA_TARGET: Target = {
+  sync: '__syncthreads();',
+  firstThread: '(threadIdx.x == 0)',
+  parallel: ({ parallel, outer, body }) => {
+    const sizes = parallel.map((d, i) => `const jx_index jx_n${i} = (${d.cudaTo ?? d.to}) - (${d.from}) > 0 ? (${d.cudaTo ?? d.to}) - (${d.from}) : 0;`);
+    const count = parallel.map((_, i) => `jx_n${i}`).join(' * ');
+    const coords: string[] = [];
+    let rest = 'jx_e';
+    for (let i = parallel.length - 1; i >= 0; i--) {
+      const d = parallel[i]!;
+      coords.unshift(`const jx_index ${d.name} = ${d.from} + ${i === 0 ? rest : `${rest} % jx_n${i}`};`);
+      rest = `${rest} / jx_n${i}`;
+    }
+    const guards = parallel.filter((d) => d.cudaTo !== undefined).map((d) => `if (${d.name} >= ${d.to}) continue;`);
+    return [
+      '{',
+      ...sizes.map((l) => `  ${l}`),
+      `  for (jx_index jx_e = threadIdx.x; jx_e < ${count}; jx_e += blockDim.x) {`,
+      ...[...coords, ...guards, ...(outer ?? []), ...body].map((l) => `    ${l}`),
+      '  }',
+      '}',
+    ];
+  },
+};
+
+function bufferDeclaration(spec: LinalgSpec, i: number, storage: (d: LinalgSpec['buffers'][number]['dtype']) => string, restrict: string, base: string): string {
+  const b = spec.buffers[i]!;
+  const c = b.output ? '' : 'const ';
+  const t = storage(b.dtype);
+  return `${c}${t} *${restrict}${b.name} = (${c}${t} *)(${base}) + jx_b * (${spec.perMatrix[i]});`;
+}
+
+/** The C translation unit's function for a linalg kernel. */
+export function linalgC(k: LinalgKernel, name: string): string {
+  const spec = linalgSpec(k, { sqrt: C_DIALECT.sqrt, nan: 'JX_NANF' });
+  const params = spec.params.map((p, i) => `const jx_index ${p} = params[${i}];`);
+  const matrix = [
+    ...params,
+    ...spec.buffers.map((_, i) => bufferDeclaration(spec, i, C_TYPES.storageType, 'restrict ', `buffers[${i}]`)),
+    ...renderSteps(spec.steps, C_TARGET),
+  ];
+  return `typedef int64_t jx_index;
+
+static void ${name}_matrix(jx_index jx_b, void **buffers, const int64_t *params) {
+${indent(matrix, 2)}
+}
+
+void ${name}(void **buffers, const int64_t *params) {
+${indent(params, 2)}
+  (void)${spec.params.slice(1).join(';\n  (void)')};
+  if (batch > 1 && batch * (${spec.work}) > JX_PARALLEL_THRESHOLD) {
+    #pragma omp parallel for schedule(dynamic)
+    for (jx_index jx_b = 0; jx_b < batch; jx_b++) ${name}_matrix(jx_b, buffers, params);
+  } else {
+    for (jx_index jx_b = 0; jx_b < batch; jx_b++) ${name}_matrix(jx_b, buffers, params);
+  }
+}`;
+}
+
+/** The CUDA body for a linalg kernel at the exact params: a block per matrix. */
+export function linalgCuda(k: LinalgKernel, params: readonly number[]): RenderedKernel {
+  const spec = linalgSpec(k, { sqrt: CUDA_DIALECT.sqrt, nan: 'JX_NANF' });
+  if (params.length !== spec.params.length) throw new Error(`render/cuda: a linalg ${k.op} kernel takes params [${spec.params.join(', ')}], got ${JSON.stringify(params)}`);
+  const [batch, ...sizes] = params as [number, ...number[]];
+  const m = sizes[0]!;
+  const n = sizes[sizes.length - 1]!;
+  const side = Math.max(m, n);
+  const width = k.op === 'cholesky' ? n * n : m * n;
+  const threads = Math.min(256, Math.max(32, 2 ** Math.ceil(Math.log2(Math.max(width, 1)))));
+  const idx = indexType([batch * side * side]);
+  const lines = [
+    `typedef ${idx} jx_index;`,
+    ...spec.params.map((p, i) => `const jx_index ${p} = ${int(params[i]!)};`),
+    `(void)batch;`,
+    'const jx_index jx_b = blockIdx.x;',
+    ...spec.buffers.map((_, i) => bufferDeclaration(spec, i, CUDA_TYPES.storageType, '__restrict__ ', `jx_arg${i}`)),
+    ...renderSteps(spec.steps, CUDA_TARGET),
+  ];
+  return {
+    buffers: spec.buffers.map((b, i) => ({ name: `jx_arg${i}`, dtype: b.dtype, output: b.output })),
+    body: indent(lines, 2),
+    grid: [Math.max(batch, 1), 1, 1],
+    block: [threads, 1, 1],
+    strategy: `${spec.label}: one block of ${threads} threads per matrix, ${batch} matrices (${idx} indices)`,
+  };
+}
