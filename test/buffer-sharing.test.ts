@@ -144,3 +144,24 @@ test('every output of a several-operand sort, of its permute stage and of top_k 
     t.deepEqual(jitted, eager, `n = ${n}`);
   }
 });
+
+test('an elementwise kernel whose output reuses an input\'s buffer in place reads it first (regression: __restrict__ on aliased pointers)', (t) => {
+  // The gradients of the 2x2 and 3x3 closed-form determinants in one program fuse into one elementwise kernel with
+  // 22 outputs, some planned over its own inputs; its CUDA source declared every pointer __restrict__, so the
+  // compiler (the emulated GPU's at -O1) loaded an input after the store that overwrote it: wrong gradients.
+  const jnp = jax.numpy;
+  const lax = jax.lax;
+  const entry = (a: jax.Array, i: number, j: number) => lax.squeeze(lax.sliceInDim(lax.sliceInDim(a, i, i + 1, 1, 1), j, j + 1, 1, 2), [1, 2]);
+  const product = (...xs: jax.Array[]) => xs.reduce((p, q) => jnp.multiply(p, q));
+  const det2 = (a: jax.Array) => jnp.subtract(jnp.multiply(entry(a, 0, 0), entry(a, 1, 1)), jnp.multiply(entry(a, 0, 1), entry(a, 1, 0)));
+  const e = (a: jax.Array, i: number, j: number) => entry(a, i, j);
+  const det3 = (a: jax.Array) => jnp.subtract(jnp.subtract(jnp.subtract(jnp.add(jnp.add(product(e(a, 0, 0), e(a, 1, 1), e(a, 2, 2)), product(e(a, 0, 1), e(a, 1, 2), e(a, 2, 0))),
+    product(e(a, 0, 2), e(a, 1, 0), e(a, 2, 1))), product(e(a, 0, 2), e(a, 1, 1), e(a, 2, 0))), product(e(a, 0, 0), e(a, 1, 2), e(a, 2, 1))), product(e(a, 0, 1), e(a, 1, 0), e(a, 2, 2)));
+  const values = (shape: number[], seed: number) => jnp.array(Array.from({ length: shape.reduce((p, q) => p * q, 1) }, (_, i) => Math.sin(i * 1.7 + seed * 3.1)), { dtype: 'float32' }).reshape(shape);
+  const grad = (det: (a: jax.Array) => jax.Array) => (a: jax.Array, c: jax.Array) => jax.grad((m: jax.Array) => jnp.sum(jnp.multiply(det(m), c)))(a) as jax.Array;
+  const program = (a: jax.Array, ca: jax.Array, b: jax.Array, cb: jax.Array) => [grad(det2)(a, ca), grad(det3)(b, cb)];
+  const args = [values([2, 2, 2], 1), values([2], 3), values([2, 3, 3], 2), values([2], 4)] as const;
+  const eager = program(...args).map((a) => Array.from(a.dataSync()));
+  const jitted = (jax.jit(program)(...args) as jax.Array[]).map((a) => Array.from(a.dataSync()));
+  t.deepEqual(jitted, eager);
+});

@@ -71,10 +71,10 @@ const ALLOWED: Record<Layer, { imports: readonly Layer[]; why: string }> = {
   },
   reference: { imports: ['core', 'trace'], why: "the float64 reference interpreter of primitives and jaxprs (the tests' oracle)" },
   lax: {
-    imports: ['core', 'trace', 'runtime'],
-    why: 'wrappers over primitives; control flow traces user functions to jaxprs (trace); loading lax loads the runtime, which installs the eager interpreter into core',
+    imports: ['core', 'trace', 'runtime', 'transforms'],
+    why: 'wrappers over primitives; control flow traces user functions to jaxprs (trace); loading lax loads the runtime, which installs the eager interpreter into core; custom_jvp and shared linalg helpers come from transforms (as jax.lax imports custom_derivatives)',
   },
-  numpy: { imports: ['core', 'lax'], why: 'jnp over lax' },
+  numpy: { imports: ['core', 'lax', 'transforms'], why: 'jnp over lax; custom_jvp from transforms, as jax.numpy uses jax.custom_jvp' },
   random: { imports: ['core', 'lax', 'numpy', 'transforms'], why: 'jax.random over lax and jnp; its samplers are jitted' },
   nn: { imports: ['core', 'lax', 'numpy', 'random'], why: 'jax.nn functions and initializers (which draw from random)' },
   optax: { imports: ['core', 'lax', 'numpy'], why: 'optimizers over jnp' },

@@ -94,15 +94,10 @@ function checkCases(t: ExecutionContext, cases: Case[]): void {
 
 const isF64 = (c: Case) => c.args.some((a) => a.dtype === 'float64');
 
-// the closed-form determinants (n <= 3) run as programs of their own: on the emulated GPU, the gradients of the 2x2
-// and 3x3 closed forms (slices, products, sums; no linalg kernel) come out wrong when both are in one program, a
-// compiler issue outside linalg that this file does not hide on the CPU
-const closedForm = (c: Case) => /^jnp\.(det|slogdet)$/.test(c.fn) && c.args[0]!.shape[c.args[0]!.shape.length - 1]! <= 3;
-
 test('float32 fixtures: values and vjps against JAX (batched, singular and non-positive-definite cases)', (t) => {
-  const cases = fixture.cases.filter((x) => !isF64(x));
-  checkCases(t, cases.filter((c) => !closedForm(c)));
-  for (const c of cases.filter(closedForm)) checkCases(t, [c]);
+  // all in one program: the 2x2 and 3x3 closed-form determinants' gradients together once caught __restrict__ on
+  // pointers that plan.ts lets alias (test/buffer-sharing.test.ts has the reduced case)
+  checkCases(t, fixture.cases.filter((x) => !isF64(x)));
 });
 
 test.serial('float64 fixtures: values and vjps against JAX', (t) => {

@@ -27,7 +27,6 @@ import { broadcastShapes, checkShape } from '../core/shape.js';
 import * as lax from '../lax/ops.js';
 import { whileLoop } from '../lax/control-flow.js';
 import * as jnp from '../numpy/index.js';
-import { softmax } from '../nn/functions.js';
 import { customJvp } from '../transforms/custom-derivatives.js';
 import { jit } from '../transforms/jit.js';
 import { vmap } from '../transforms/vmap.js';
@@ -181,7 +180,9 @@ const dirichletJit = jit((key: Key, alpha: Array, shape: number[], dtype: FloatD
   const f = new FloatMath(dtype);
   const full = [...shape, alpha.shape[alpha.ndim - 1]!];
   const logGamma = gammaWithJvp(key, jnp.broadcastTo(f.out(f.cast(alpha)), full), full, dtype, true) as Array;
-  return softmax(logGamma, { axis: -1 });
+  // jax.nn.softmax over the last axis, written out (random may not import nn, whose initializers import random)
+  const unnormalized = jnp.exp(jnp.subtract(logGamma, lax.stopGradient(jnp.max(logGamma, { axis: -1, initial: -Infinity, keepdims: true }))));
+  return jnp.divide(unnormalized, jnp.sum(unnormalized, { axis: -1, keepdims: true }));
 }, { staticArgnums: [2, 3] });
 
 /** Dirichlet(alpha) floats along alpha's last axis (shape: the batch shape, default alpha's without the last axis). */

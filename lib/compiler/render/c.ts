@@ -78,8 +78,10 @@ function elementwise(k: ElementwiseKernel, name: string): string {
     'const int rank = (int)params[1];',
     'const int64_t *shape = params + 2;',
   ];
-  k.outputs.forEach((o, j) => decls.push(`${storageType(o.dtype)} *restrict out${j} = (${storageType(o.dtype)} *)buffers[${j}];`));
-  k.inputs.forEach((inp, i) => decls.push(`const ${storageType(inp.dtype)} *restrict in${i} = (const ${storageType(inp.dtype)} *)buffers[${nOut + i}];`));
+  // plan.ts may write an output over a contiguous (or one-element) input: those and the outputs may alias, no restrict
+  const restrictUnless = (aliased: boolean) => (aliased ? '' : 'restrict ');
+  k.outputs.forEach((o, j) => decls.push(`${storageType(o.dtype)} *out${j} = (${storageType(o.dtype)} *)buffers[${j}];`));
+  k.inputs.forEach((inp, i) => decls.push(`const ${storageType(inp.dtype)} *${restrictUnless(inp.access === 'contiguous' || inp.access === 'scalar')}in${i} = (const ${storageType(inp.dtype)} *)buffers[${nOut + i}];`));
   strided.forEach((i, s) => {
     decls.push(`const int64_t offset${i} = params[2 + rank + ${s} * (rank + 1)];`);
     decls.push(`const int64_t *stride${i} = params + 3 + rank + ${s} * (rank + 1);`);
@@ -495,10 +497,11 @@ function fusedReduce(k: ReduceKernel, f: FusedReduce, name: string): string {
     'const int64_t *views = params + 4 + outer_rank + inner_rank;',
     '(void)views; (void)inner_shape;',
   ];
+  // plan.ts may write a side or final output over an input of the same view: those may alias, no restrict
   f.outputs.forEach((o, j) => decls.push(`${storageType(o.dtype)} *restrict out${j} = (${storageType(o.dtype)} *)buffers[${j}];`));
-  f.sideOutputs.forEach((o, j) => decls.push(`${storageType(o.dtype)} *restrict side${j} = (${storageType(o.dtype)} *)buffers[${nOut + j}];`));
-  finals.forEach((o, j) => decls.push(`${storageType(o.dtype)} *restrict final${j} = (${storageType(o.dtype)} *)buffers[${nOut + nSide + j}];`));
-  f.inputs.forEach((inp, i) => decls.push(`const ${storageType(inp.dtype)} *restrict in${i} = (const ${storageType(inp.dtype)} *)buffers[${nOut + nSide + nFinal + i}];`));
+  f.sideOutputs.forEach((o, j) => decls.push(`${storageType(o.dtype)} *side${j} = (${storageType(o.dtype)} *)buffers[${nOut + j}];`));
+  finals.forEach((o, j) => decls.push(`${storageType(o.dtype)} *final${j} = (${storageType(o.dtype)} *)buffers[${nOut + nSide + j}];`));
+  f.inputs.forEach((inp, i) => decls.push(`const ${storageType(inp.dtype)} *in${i} = (const ${storageType(inp.dtype)} *)buffers[${nOut + nSide + nFinal + i}];`));
   for (let v = 0; v < views; v++) decls.push(`const int64_t *os${v} = views + ${v} * (outer_rank + inner_rank), *is${v} = os${v} + outer_rank;`);
   const ids = [...Array(views).keys()];
   const bases = ids.length
@@ -579,9 +582,10 @@ function dotStore(k: DotKernel): { decls: string[]; row: string[]; store: string
   }
   const nOut = e.outputs.length;
   const decls: string[] = [];
-  e.outputs.forEach((o, j) => decls.push(`${storageType(o.dtype)} *restrict out${j} = (${storageType(o.dtype)} *)buffers[${j}];`));
+  // plan.ts may write an epilogue output over an epilogue input of its layout: no restrict on either
+  e.outputs.forEach((o, j) => decls.push(`${storageType(o.dtype)} *out${j} = (${storageType(o.dtype)} *)buffers[${j}];`));
   e.inputs.forEach((inp, i) => {
-    decls.push(`const ${storageType(inp.dtype)} *restrict in${i} = (const ${storageType(inp.dtype)} *)buffers[${nOut + 2 + i}];`);
+    decls.push(`const ${storageType(inp.dtype)} *in${i} = (const ${storageType(inp.dtype)} *)buffers[${nOut + 2 + i}];`);
     decls.push(`const int64_t esb${i} = params[${10 + 3 * i}], esm${i} = params[${11 + 3 * i}], esn${i} = params[${12 + 3 * i}];`);
   });
   // the product rounded to the output dtype first, as eager's dot stores it before the elementwise ops read it

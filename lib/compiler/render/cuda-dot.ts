@@ -60,10 +60,11 @@ export function dotParams(k: DotKernel, params: readonly number[]): DotParams {
 export function dotBuffers(k: DotKernel): BufferArg[] {
   const outputs = k.epilogue ? k.epilogue.outputs : [{ dtype: k.outputDtype }];
   return [
-    ...outputs.map((o, j) => ({ name: `out${j}`, dtype: o.dtype, output: true })),
+    // plan.ts may write an epilogue output over an epilogue input of its layout: no __restrict__ on either
+    ...outputs.map((o, j) => ({ name: `out${j}`, dtype: o.dtype, output: true, restrict: !k.epilogue })),
     { name: 'lhs', dtype: k.inputDtype, output: false },
     { name: 'rhs', dtype: k.inputDtype, output: false },
-    ...(k.epilogue?.inputs ?? []).map((e, i) => ({ name: `ein${i}`, dtype: e.dtype, output: false })),
+    ...(k.epilogue?.inputs ?? []).map((e, i) => ({ name: `ein${i}`, dtype: e.dtype, output: false, restrict: false })),
   ];
 }
 

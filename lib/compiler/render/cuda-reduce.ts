@@ -131,9 +131,10 @@ export function reduce(k: ReduceKernel, params: readonly number[], name: string)
 
   const buffers: BufferArg[] = [
     ...p.outputs.map((o, j) => ({ name: `out${j}`, dtype: o.dtype, output: true })),
-    ...p.sides.map((o, j) => ({ name: `side${j}`, dtype: o.dtype, output: true })),
-    ...p.finals.map((o, j) => ({ name: `fin${j}`, dtype: o.dtype, output: true })),
-    ...p.inputs.map((d, i) => ({ name: `in${i}`, dtype: d, output: false })),
+    // plan.ts may write a side or final output over an input of the same view: no __restrict__ on those
+    ...p.sides.map((o, j) => ({ name: `side${j}`, dtype: o.dtype, output: true, restrict: false })),
+    ...p.finals.map((o, j) => ({ name: `fin${j}`, dtype: o.dtype, output: true, restrict: false })),
+    ...p.inputs.map((d, i) => ({ name: `in${i}`, dtype: d, output: false, restrict: false })),
   ];
 
   // ---- per-output and per-element code ----

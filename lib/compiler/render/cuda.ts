@@ -215,9 +215,12 @@ function elementwise(k: ElementwiseKernel, params: readonly number[], alignments
   }));
   r.done();
   const nOut = k.outputs.length;
+  // plan.ts may write an output over a contiguous (or one-element) input it reads at the same index, so those and
+  // the outputs may alias: no __restrict__ on them (with it, the compiler may load after the aliasing store)
+  const mayAlias = (access: string) => access === 'contiguous' || access === 'scalar';
   const buffers: BufferArg[] = [
-    ...k.outputs.map((o, j) => ({ name: `out${j}`, dtype: o.dtype, output: true })),
-    ...k.inputs.map((inp, i) => ({ name: `in${i}`, dtype: inp.dtype, output: false })),
+    ...k.outputs.map((o, j) => ({ name: `out${j}`, dtype: o.dtype, output: true, restrict: false })),
+    ...k.inputs.map((inp, i) => ({ name: `in${i}`, dtype: inp.dtype, output: false, restrict: !mayAlias(inp.access) })),
   ];
   const tiled = transposedTiles(k, n, shape, views, buffers);
   if (tiled) return tiled;
