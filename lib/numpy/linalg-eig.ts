@@ -11,6 +11,7 @@ import { customJvp } from '../transforms/custom-derivatives.js';
 import { eye, zeros } from './creation.js';
 import { abs, add, divide, greater, greaterEqual, logicalAnd, multiply, negative, notEqual, power, sqrt, subtract, where } from './elementwise.js';
 import { matmul } from './linalg.js';
+import { inv } from './linalg-lu.js';
 import { broadcastTo, expandDims, moveaxis, ravel, swapaxes } from './manipulation.js';
 import { max, min, sum } from './reductions.js';
 import { promoteInexact } from './util.js';
@@ -262,15 +263,17 @@ export function matrixPower(a: ArrayLike, n: number): Array {
   if (x.shape.at(-1) !== x.shape.at(-2)) throw new TypeError(`${fn}: Last 2 dimensions of the array must be square, got shape ${show(x.shape)}`);
   if (!Number.isInteger(n)) throw new TypeError(`${fn}: exponent must be an integer, got ${show(n)}`);
   if (n === 0) return broadcastTo(eye(x.shape.at(-1)!, null, { dtype: x.dtype }), [...x.shape]);
-  if (n < 0) throw new ValueError(`${fn}: negative exponents (n=${n}) need jnp.linalg.inv, which is not available yet`);
-  if (n === 1) return x;
-  if (n === 2) return matmul(x, x);
-  if (n === 3) return matmul(matmul(x, x), x);
+  // JAX: a negative power is the inverse's positive power
+  const base = n < 0 ? inv(x) : x;
+  const power = Math.abs(n);
+  if (power === 1) return base;
+  if (power === 2) return matmul(base, base);
+  if (power === 3) return matmul(matmul(base, base), base);
   let z: Array | null = null;
   let result: Array | null = null;
-  let k = n;
+  let k = power;
   while (k > 0) {
-    z = z === null ? x : matmul(z, z);
+    z = z === null ? base : matmul(z, z);
     const bit = k % 2;
     k = Math.floor(k / 2);
     if (bit) result = result === null ? z : matmul(result, z);
