@@ -5,21 +5,10 @@ Same inputs' shapes and the same timing as jaxon's side: median and range of rep
 Prints one JSON object. Threads: OpenBLAS takes OPENBLAS_NUM_THREADS from the caller."""
 import json
 import sys
-import time
 
 import numpy as np
+from peer_timing import timed
 from numpy.lib.stride_tricks import sliding_window_view
-
-
-def timed(fn, reps):
-    fn()
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1e3)
-    times.sort()
-    return {"median_ms": times[len(times) // 2], "min_ms": times[0], "max_ms": times[-1]}
 
 
 def conv_nhwc_same(x, w):

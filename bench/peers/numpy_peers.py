@@ -3,20 +3,9 @@
 OPENBLAS_NUM_THREADS from the caller (the number of cores, as jaxon's OpenMP)."""
 import json
 import sys
-import time
 
 import numpy as np
-
-
-def timed(fn, reps):
-    fn()
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1e3)
-    times.sort()
-    return {"median_ms": times[len(times) // 2], "min_ms": times[0], "max_ms": times[-1]}
+from peer_timing import timed
 
 
 def chain(x):
