@@ -26,6 +26,14 @@ export type Expr =
   | { op: 'convert'; x: Expr; dtype: DType };
 
 /**
+ * Whether plan.ts (inPlaceSafe) may write an elementwise output over an input of this access (contiguous, or one
+ * element): the renderers then declare that input, and every output, without restrict.
+ */
+export function mayBeWrittenInPlace(access: Access): boolean {
+  return access === 'contiguous' || access === 'scalar';
+}
+
+/**
  * out_k[i] = outputs[k].expr for i < n.
  * params: [n, rank, shape[rank], then for each strided input: offset, strides[rank]]
  * buffers: outputs..., inputs...

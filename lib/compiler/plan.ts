@@ -24,7 +24,7 @@
 import { itemsize } from '../core/dtype.js';
 import type { MemoryKind, PrimitiveParams } from '../core/primitives.js';
 import type { ClosedJaxpr, Jaxpr, JaxprEqn } from '../trace/jaxpr.js';
-import type { Expr } from './kernel-ir.js';
+import { type Expr, mayBeWrittenInPlace } from './kernel-ir.js';
 import { type Program, type ProgramBuffer, type ProgramCall, fuseJaxpr, memoryKindOf } from './fuse.js';
 import { type Region, type Transfer, bufferLiveness, launchOutputCount, memoryAwareOrders, reorderSteps, stepBuffers, transferBounds } from './schedule.js';
 
@@ -395,7 +395,7 @@ function inPlaceSafe(program: Program, step: number, arg: number, out: number): 
       const single = o.size === 1;
       return readsAt.every((i) => {
         const access = kernel.inputs[i]!.access;
-        return access === 'contiguous' || (single && access === 'scalar');
+        return mayBeWrittenInPlace(access) && (access !== 'scalar' || single);
       });
     }
     case 'dot': {

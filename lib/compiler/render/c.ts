@@ -4,7 +4,7 @@
 // are documented on each kernel type in ../kernel-ir.ts.
 import { type DType, isFloating, isUnsigned } from '../../core/dtype.js';
 import { primitivesWith } from '../../core/traits.js';
-import { kernelJson, kernelName, resultOnlyNodes } from '../kernel-ir.js';
+import { kernelJson, kernelName, mayBeWrittenInPlace, resultOnlyNodes } from '../kernel-ir.js';
 import type { DotKernel, ElementwiseKernel, Expr, FusedReduce, Kernel, ReduceKernel, ReduceOp } from '../kernel-ir.js';
 import { C_DIALECT, C_TYPES, ExprRenderer, exprsUseIota, someNode } from './expr.js';
 import { type IndexedKernel, indexedSpec } from './indexed.js';
@@ -79,9 +79,8 @@ function elementwise(k: ElementwiseKernel, name: string): string {
     'const int64_t *shape = params + 2;',
   ];
   // plan.ts may write an output over a contiguous (or one-element) input: those and the outputs may alias, no restrict
-  const restrictUnless = (aliased: boolean) => (aliased ? '' : 'restrict ');
   k.outputs.forEach((o, j) => decls.push(`${storageType(o.dtype)} *out${j} = (${storageType(o.dtype)} *)buffers[${j}];`));
-  k.inputs.forEach((inp, i) => decls.push(`const ${storageType(inp.dtype)} *${restrictUnless(inp.access === 'contiguous' || inp.access === 'scalar')}in${i} = (const ${storageType(inp.dtype)} *)buffers[${nOut + i}];`));
+  k.inputs.forEach((inp, i) => decls.push(`const ${storageType(inp.dtype)} *${mayBeWrittenInPlace(inp.access) ? '' : 'restrict '}in${i} = (const ${storageType(inp.dtype)} *)buffers[${nOut + i}];`));
   strided.forEach((i, s) => {
     decls.push(`const int64_t offset${i} = params[2 + rank + ${s} * (rank + 1)];`);
     decls.push(`const int64_t *stride${i} = params + 3 + rank + ${s} * (rank + 1);`);

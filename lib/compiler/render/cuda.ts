@@ -47,7 +47,7 @@
 // subnormals) would, so the runtime must not pass them.
 import { isFloating } from '../../core/dtype.js';
 import { primitivesWith } from '../../core/traits.js';
-import { kernelJson, kernelName } from '../kernel-ir.js';
+import { kernelJson, kernelName, mayBeWrittenInPlace } from '../kernel-ir.js';
 import type { ElementwiseKernel, Expr, Kernel } from '../kernel-ir.js';
 import { CUDA_DIALECT, CUDA_TYPES, ExprRenderer, exprsUseIota, someNode } from './expr.js';
 import {
@@ -217,10 +217,9 @@ function elementwise(k: ElementwiseKernel, params: readonly number[], alignments
   const nOut = k.outputs.length;
   // plan.ts may write an output over a contiguous (or one-element) input it reads at the same index, so those and
   // the outputs may alias: no __restrict__ on them (with it, the compiler may load after the aliasing store)
-  const mayAlias = (access: string) => access === 'contiguous' || access === 'scalar';
   const buffers: BufferArg[] = [
     ...k.outputs.map((o, j) => ({ name: `out${j}`, dtype: o.dtype, output: true, restrict: false })),
-    ...k.inputs.map((inp, i) => ({ name: `in${i}`, dtype: inp.dtype, output: false, restrict: !mayAlias(inp.access) })),
+    ...k.inputs.map((inp, i) => ({ name: `in${i}`, dtype: inp.dtype, output: false, restrict: !mayBeWrittenInPlace(inp.access) })),
   ];
   const tiled = transposedTiles(k, n, shape, views, buffers);
   if (tiled) return tiled;
