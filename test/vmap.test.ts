@@ -13,9 +13,14 @@ import { flatten } from '../lib/core/pytree.js';
 import { jvp } from '../lib/transforms/jvp.js';
 import { vmap } from '../lib/transforms/vmap.js';
 import { type BatchRule, batchingRules } from '../lib/transforms/batching-rules.js';
-import { assertArray, assertThrowsMentioning, randomValues } from './helpers/oracle.js';
+import { assertArray, assertThrowsMentioning, randomValues, withReference } from './helpers/oracle.js';
+import { emulatorSubset } from './helpers/emulator.js';
 
 type Fn = (...args: never[]) => unknown;
+
+// Against the reference interpreter (the emulated GPU's loop, below), float32 dots at float32 precision: a GPU's
+// default rounds their operands to tf32, as JAX's does
+if (emulatorSubset) jax.config.update('jaxDefaultMatmulPrecision', 'float32');
 
 // Every rule records that it ran; the last hook checks that the tests below reached every primitive's rule.
 const exercised = new Set<string>();
@@ -46,8 +51,17 @@ function take(x: Array, axis: number, b: number): Array {
   return lax.squeeze(lax.sliceInDim(x, b, b + 1, 1, a), [a]);
 }
 
-/** f on each batch element (arguments sliced per inAxes, whole pytree arguments mapped leaf by leaf), outputs stacked along outAxis. */
+/**
+ * f on each batch element (arguments sliced per inAxes, whole pytree arguments mapped leaf by leaf), outputs stacked
+ * along outAxis. On the emulated GPU (helpers/emulator.ts) the loop runs on the reference interpreter: its per-example
+ * slices and ops would each be another kernel to compile there, while the batched program, the subject, still runs on
+ * the device.
+ */
 function loop(f: Fn, args: unknown[], inAxes: Axis[], outAxis: number, size: number): Array[] {
+  return emulatorSubset ? withReference(() => loopOnce(f, args, inAxes, outAxis, size)) : loopOnce(f, args, inAxes, outAxis, size);
+}
+
+function loopOnce(f: Fn, args: unknown[], inAxes: Axis[], outAxis: number, size: number): Array[] {
   const results: Array[][] = [];
   for (let b = 0; b < size; b++) {
     const sliced = args.map((a, i) => (inAxes[i] === null ? a : jax.tree.map((leaf) => take(leaf as Array, inAxes[i]!, b), a)));
