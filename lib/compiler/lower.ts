@@ -313,6 +313,7 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   cholesky: (ins) => lowerCholesky(ins[0]!),
   triangular_solve: (ins, _outs, params) => lowerTriangularSolve(ins[0]!, ins[1]!, params),
   lu: (ins) => lowerLu(ins[0]!),
+  conv_general_dilated: (ins, outs, params) => lowerConv(ins[0]!, ins[1]!, outs[0]!, params),
   dot_general: (ins, outs, { dimensionNumbers, precision }) => lowerDot(ins[0]!, ins[1]!, outs[0]!, dimensionNumbers, precision === 'highest'),
 };
 
@@ -473,6 +474,30 @@ function lowerDot(l: ShapedArray, r: ShapedArray, out: ShapedArray, dn: Primitiv
     params: [B, M, N, K, ...lv.strides, ...rv.strides],
   });
   return plan;
+}
+
+/** conv_general_dilated as one conv kernel over the operands' contiguous layouts, read in canonical axis order (kernel-ir.ts ConvKernel). */
+function lowerConv(l: ShapedArray, r: ShapedArray, out: ShapedArray, params: PrimitiveParams['conv_general_dilated']): Plan {
+  const { windowStrides, padding, lhsDilation, rhsDilation, dimensionNumbers: dn, featureGroupCount: G, batchGroupCount: B } = params;
+  const canon = (shape: readonly number[], spec: number[]) => spec.map((a) => shape[a]!);
+  const ls = canon(stridesOf(l.shape), dn.lhsSpec);
+  const rs = canon(stridesOf(r.shape), dn.rhsSpec);
+  const os = canon(stridesOf(out.shape), dn.outSpec);
+  const [, , ...inSp] = canon(l.shape, dn.lhsSpec);
+  const [O, I, ...kSp] = canon(r.shape, dn.rhsSpec) as [number, number, ...number[]];
+  const [nOut, , ...outSp] = canon(out.shape, dn.outSpec) as [number, number, ...number[]];
+  const groups = G * B;
+  // group g reads lhs batch g·nOut + n (batch groups) or lhs feature g·I + i (feature groups)
+  const groupStride = B > 1 ? nOut * ls[0]! : G > 1 ? I * ls[1]! : 0;
+  const spatial = outSp.flatMap((o, d) => [o, inSp[d]!, kSp[d]!, windowStrides[d]!, padding[d]![0], lhsDilation[d]!, rhsDilation[d]!]);
+  // no spatial dims (a grouped matmul): one of size 1, which the kernels tile over
+  const none = outSp.length === 0;
+  const kernel: Kernel = { kind: 'conv', inputDtype: l.dtype, outputDtype: out.dtype, spatialRank: none ? 1 : outSp.length };
+  const [lsp, rsp, osp] = [ls.slice(2), rs.slice(2), os.slice(2)].map((x) => (none ? [0] : x));
+  return single(kernel, [output(0), input(0), input(1)], [
+    nOut, groups, I, O / groups, ...(none ? [1, 1, 1, 1, 0, 1, 1] : spatial),
+    ls[0]!, ls[1]!, ...lsp!, groupStride, rs[0]!, rs[1]!, ...rsp!, os[0]!, os[1]!, ...osp!,
+  ]);
 }
 
 export function lowerPrimitive<P extends Primitive>(prim: P, ins: ShapedArray[], outs: ShapedArray[], params: PrimitiveParams[P]): Plan {
