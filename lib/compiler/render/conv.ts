@@ -112,6 +112,38 @@ export function convC(k: ConvKernel, name: string): string {
     '}',
     `for (int p = 0; p < ${np}; p++) for (int v = 0; v < ${no}; v++) out[outBase + (w0 + p) * os${last} + (o0 + v) * osO] = ${store('sum[p][v]')};`,
   ];
+  /**
+   * The tile at full size with unit feature strides (NHWC / HWIO): PW separate sum arrays of VEC, the pixel loop
+   * unrolled, and a pixel in padding reading a row of zeros instead of branching, so the compiler keeps the sums in
+   * vector registers and each weight vector feeds PW multiply-adds.
+   */
+  const fastTile = (): string[] => [
+    ...range(PW).map((p) => `${acc} sum${p}[${VEC}] = {0};`),
+    `for (jx_index t = 0; t < taps; t++) {`,
+    indent([
+      ...unravelNamed('t', r, (d) => `k${d}`, 't'),
+      'jx_index loff = lhsBase;',
+      'int ok = 1;',
+      ...outer.flatMap((d) => [...lhsPosition(d, `y${d}`, `t${d}`, `q${d}`), `ok &= q${d}_ok; loff += q${d}_off;`]),
+      `const ${ti} *wt = rhs + rhsBase + ${range(r).map((d) => `t${d} * rs${d}`).join(' + ')};`,
+      ...range(PW).flatMap((p) => [
+        ...lhsPosition(last, `(w0 + ${p})`, `t${last}`, `x${p}`),
+        `const ${ti} *restrict xp${p} = ok && x${p}_ok ? lhs + loff + x${p}_off : jx_zeros;`,
+      ]),
+      'for (jx_index c = 0; c < I; c++) {',
+      indent([
+        `const ${ti} *restrict wr = wt + c * rsI;`,
+        ...range(PW).map((p) => `const ${acc} x${p} = ${load(k.inputDtype, `xp${p}[c]`)};`),
+        `for (int v = 0; v < ${VEC}; v++) {`,
+        `  const ${acc} w = ${load(k.inputDtype, 'wr[v]')};`,
+        ...range(PW).map((p) => `  sum${p}[v] = ${fma(`x${p}`, 'w', `sum${p}[v]`)};`),
+        '}',
+      ], 2),
+      '}',
+    ], 2),
+    '}',
+    ...range(PW).map((p) => `for (int v = 0; v < ${VEC}; v++) out[outBase + (w0 + ${p}) * os${last} + (o0 + v) * osO] = ${store(`sum${p}[v]`)};`),
+  ];
   const rowBody = [
     ...unravelNamed('row', outer.length + 2, (d) => `jx_rows[${d}]`, 'rc'),
     'const jx_index g = rc0, n = rc1;',
@@ -124,7 +156,7 @@ export function convC(k: ConvKernel, name: string): string {
     `    const jx_index no = Og - o0 < ${VEC} ? Og - o0 : ${VEC};`,
     '    const jx_index rhsBase = (g * Og + o0) * rsO;',
     `    if (np == ${PW} && no == ${VEC} && rsO == 1 && lsC == 1) {`,
-    indent(tile(`${PW}`, `${VEC}`, '1', '1'), 6),
+    indent(fastTile(), 6),
     `    } else if (np == ${PW} && no == ${VEC} && rsO == 1) {`,
     indent(tile(`${PW}`, `${VEC}`, '1', 'lsC'), 6),
     '    } else {',
@@ -147,6 +179,8 @@ ${indent(names.map((p, i) => `const jx_index ${p} = params[${i}];`), 2)}
   const jx_index rows = ${product(rowSizes)};
   (void)jx_rows; (void)${names.join('; (void)')};
   const jx_index work = rows * out${last} * Og * I * taps;
+  // what a pixel in padding reads in the unit-stride tile: a row of I zeros
+  ${ti} *jx_zeros = (${ti} *)calloc((size_t)(I > 0 ? I : 1), sizeof(${ti}));
   if (work > JX_PARALLEL_THRESHOLD) {
     #pragma omp parallel for schedule(static)
     for (jx_index row = 0; row < rows; row++) {
@@ -157,6 +191,7 @@ ${indent(rowBody, 6)}
 ${indent(rowBody, 6)}
     }
   }
+  free(jx_zeros);
 }`;
 }
 
@@ -205,13 +240,13 @@ export function convCuda(k: ConvKernel, params: readonly number[]): RenderedKern
     `${acc} sum[4][4];`,
     '#pragma unroll',
     'for (int i = 0; i < 4; i++) for (int j = 0; j < 4; j++) sum[i][j] = 0;',
-    `for (jx_index k0 = 0; k0 < K; k0 += ${BK}) {`,
+    `for (jx_index kb = 0; kb < K; kb += ${BK}) {`,
     indent([
       // A tile: consecutive threads take consecutive k, so consecutive input features (contiguous in NHWC)
       `for (int e = tid; e < ${BM * BK}; e += ${THREADS}) {`,
       indent([
         `const int kk = e % ${BK}, mm = e / ${BK};`,
-        'const jx_index m = m0 + mm, kx = k0 + kk;',
+        'const jx_index m = m0 + mm, kx = kb + kk;',
         `${acc} a = 0;`,
         'if (m < M && kx < K) {',
         indent([
@@ -231,7 +266,7 @@ export function convCuda(k: ConvKernel, params: readonly number[]): RenderedKern
       `for (int e = tid; e < ${BN * BK}; e += ${THREADS}) {`,
       indent([
         `const int nn = e % ${BN}, kk = e / ${BN};`,
-        'const jx_index o = n0 + nn, kx = k0 + kk;',
+        'const jx_index o = n0 + nn, kx = kb + kk;',
         `${acc} b = 0;`,
         'if (o < Og && kx < K) {',
         indent([
