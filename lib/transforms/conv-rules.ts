@@ -37,13 +37,15 @@ function reshapeAxisOutOf(src: number, size1: number, x: Array): Array {
 
 const specTranspose = (spec: number[]): number[] => [spec[1]!, spec[0]!, ...spec.slice(2)];
 
-export const convJvp: JvpRule<'conv_general_dilated'> = ([x, y], [tx, ty], params) => {
+// function declarations, not consts: the rule tables that read them (jvp-rules.ts, batching-rules.ts) can be
+// evaluated inside an import cycle through jvp.ts before this module's body has run
+export function convJvp(...[[x, y], [tx, ty], params]: Parameters<JvpRule<'conv_general_dilated'>>): ReturnType<JvpRule<'conv_general_dilated'>> {
   const out = conv(x!, y!, params);
   let acc: Tangent = null;
   if (tx) acc = conv(tx, y!, params);
   if (ty) acc = addTangents(acc, conv(x!, ty, params));
   return [[out], [acc]];
-};
+}
 
 /** JAX's _conv_general_vjp_lhs_padding. */
 function vjpLhsPadding(inShape: number[], window: number[], strides: number[], outShape: number[], padding: [number, number][], lhsDilation: number[], rhsDilation: number[]): [number, number][] {
@@ -120,7 +122,7 @@ export function convTransposeRhs(g: Array, lhsIn: Array, rhs: ShapedArray, param
 }
 
 /** JAX's _conv_general_dilated_batch_rule. */
-export const convBatch: BatchRule<'conv_general_dilated'> = ([lhs, rhs], [ld, rd], params) => {
+export function convBatch(...[[lhs, rhs], [ld, rd], params]: Parameters<BatchRule<'conv_general_dilated'>>): ReturnType<BatchRule<'conv_general_dilated'>> {
   const { dimensionNumbers: dn } = params;
   const { lhsSpec, rhsSpec, outSpec } = dn;
   if (ld === null && rd === null) return [[conv(lhs!, rhs!, params)], [null]];
@@ -174,4 +176,4 @@ export const convBatch: BatchRule<'conv_general_dilated'> = ([lhs, rhs], [ld, rd
   out = reshapeAxisOutOf(outSpec[1]! + 1, size, out);
   out = reshapeAxisInto(outSpec[1]!, outSpec[1]! + 1, out);
   return [[out], [outSpec[1]!]];
-};
+}
