@@ -308,6 +308,7 @@ export function convCuda(k: ConvKernel, params: readonly number[]): RenderedKern
     ], 2),
     '}',
   ];
+  if (v('groups') > 65535) throw new Error(`render/cuda: a conv kernel runs one grid z-slice per group, at most 65535, got ${v('groups')} groups`);
   const grid: [number, number, number] = [Math.max(1, Math.ceil(M / BM)), Math.max(1, Math.ceil(Og / BN)), Math.max(1, v('groups'))];
   return {
     buffers: [
