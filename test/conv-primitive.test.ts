@@ -134,8 +134,8 @@ const describe = (c: Config) =>
 
 const NAMES = ['value', 'd/dlhs', 'd/drhs'];
 
-test('the primitive equals the im2col composite on the reference interpreter: values and vjps, 60 random configurations (10 on the emulated GPU)', (t) => {
-  const count = onCuda ? 10 : 60;
+test('the primitive equals the im2col composite on the reference interpreter: values and vjps, 40 random configurations (10 on the emulated GPU)', (t) => {
+  const count = onCuda ? 10 : 40;
   for (let s = 0; s < count; s++) {
     const c = randomConfig(1000 + s);
     withReference(() => {
@@ -148,7 +148,7 @@ test('the primitive equals the im2col composite on the reference interpreter: va
 });
 
 test('the compiled conv kernels equal the composite on the reference: values and vjps, eager and under one jit', (t) => {
-  const configs = [nhwcConfig(), ...globalThis.Array.from({ length: onCuda ? 2 : 12 }, (_, s) => randomConfig(5000 + s))];
+  const configs = [nhwcConfig(), ...globalThis.Array.from({ length: onCuda ? 2 : 7 }, (_, s) => randomConfig(5000 + s))];
   const data = configs.map((c, s) => inputs(c, 7 * s));
   const expected = configs.map((c, s) => withReference(() => valueAndVjp(composite(c), ...data[s]!)));
   const check = (results: Array[][], how: string) => results.forEach((got, s) => got.forEach((g, i) => {
@@ -156,7 +156,7 @@ test('the compiled conv kernels equal the composite on the reference: values and
   }));
   const jitted = jax.jit((args: [Array, Array, Array][]) => args.map(([l, r, ct], s) => valueAndVjp(primitive(configs[s]!), l, r, ct)));
   check(jitted(data) as Array[][], 'jit');
-  if (!onCuda) check(configs.map((c, s) => valueAndVjp(primitive(c), ...data[s]!)), 'eager');
+  if (!onCuda) check(configs.slice(0, 4).map((c, s) => valueAndVjp(primitive(c), ...data[s]!)), 'eager');
 });
 
 test('dtypes: float16 / bfloat16 with a float32 preferredElementType, float64, int32 against the composite on the reference', (t) => {
