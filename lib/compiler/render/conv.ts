@@ -113,8 +113,8 @@ export function convC(k: ConvKernel, name: string): string {
     `for (int p = 0; p < ${np}; p++) for (int v = 0; v < ${no}; v++) out[outBase + (w0 + p) * os${last} + (o0 + v) * osO] = ${store('sum[p][v]')};`,
   ];
   /**
-   * The tile at full size with unit feature strides (NHWC / HWIO): PW separate sum arrays of VEC, the pixel loop
-   * unrolled, and a pixel in padding reading a row of zeros instead of branching, so the compiler keeps the sums in
+   * The tile of VEC features with unit feature strides (NHWC / HWIO): PW separate sum arrays of VEC, the pixel loop
+   * unrolled, and a pixel in padding (or past the row's end) reading a row of zeros instead of branching, so the compiler keeps the sums in
    * vector registers and each weight vector feeds PW multiply-adds.
    */
   const fastTile = (): string[] => [
@@ -128,7 +128,7 @@ export function convC(k: ConvKernel, name: string): string {
       `const ${ti} *wt = rhs + rhsBase + ${range(r).map((d) => `t${d} * rs${d}`).join(' + ')};`,
       ...range(PW).flatMap((p) => [
         ...lhsPosition(last, `(w0 + ${p})`, `t${last}`, `x${p}`),
-        `const ${ti} *restrict xp${p} = ok && x${p}_ok ? lhs + loff + x${p}_off : jx_zeros;`,
+        `const ${ti} *restrict xp${p} = ok && x${p}_ok && ${p} < np ? lhs + loff + x${p}_off : jx_zeros;`,
       ]),
       'for (jx_index c = 0; c < I; c++) {',
       indent([
@@ -142,7 +142,7 @@ export function convC(k: ConvKernel, name: string): string {
       '}',
     ], 2),
     '}',
-    ...range(PW).map((p) => `for (int v = 0; v < ${VEC}; v++) out[outBase + (w0 + ${p}) * os${last} + (o0 + v) * osO] = ${store(`sum${p}[v]`)};`),
+    ...range(PW).map((p) => `if (${p} < np) for (int v = 0; v < ${VEC}; v++) out[outBase + (w0 + ${p}) * os${last} + (o0 + v) * osO] = ${store(`sum${p}[v]`)};`),
   ];
   const rowBody = [
     ...unravelNamed('row', outer.length + 2, (d) => `jx_rows[${d}]`, 'rc'),
@@ -155,7 +155,7 @@ export function convC(k: ConvKernel, name: string): string {
     `  for (jx_index o0 = 0; o0 < Og; o0 += ${VEC}) {`,
     `    const jx_index no = Og - o0 < ${VEC} ? Og - o0 : ${VEC};`,
     '    const jx_index rhsBase = (g * Og + o0) * rsO;',
-    `    if (np == ${PW} && no == ${VEC} && rsO == 1 && lsC == 1) {`,
+    `    if (no == ${VEC} && rsO == 1 && (lsC == 1 || I == 1)) {`,
     indent(fastTile(), 6),
     '    } else {',
     indent(tile('np', 'no', 'rsO', 'lsC'), 6),
