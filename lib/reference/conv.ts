@@ -2,7 +2,8 @@
 // out[n, o, y...] = Σ over taps t and group features i of
 // lhs[batch(n, group), feature(group, i), x...] · rhs[o, i, t...] where the
 // padded, lhs-dilated input position y·stride + t·rhsDilation − padLo is a
-// multiple of the lhs dilation and x is its quotient, inside the input.
+// multiple of the lhs dilation and x is its quotient, inside the input (else a
+// zero of the padding, which still multiplies the weight).
 // Floats accumulate in float64; integers modulo 2^32 (as dot.ts).
 import { castToInteger, isFloating, wrapInteger } from '../core/dtype.js';
 import type { PrimitiveParams, ShapedArray } from '../core/primitives.js';
@@ -54,11 +55,11 @@ export function convRule(inputs: RefArray[], params: PrimitiveParams['conv_gener
             if (x >= inSp[d]!) inside = false;
             offset += x * ls[2 + d]!;
           }
-          if (!inside) continue;
           let w = o * rs[0]!;
           for (let d = 0; d < ns; d++) w += tap[d]! * rs[2 + d]!;
           for (let i = 0; i < I; i++) {
-            const a = lhs.data[offset + i * ls[1]!]!;
+            // padding and dilation holes are zeros that still multiply the weight (0 · inf is NaN, as in XLA)
+            const a = inside ? lhs.data[offset + i * ls[1]!]! : 0;
             const b = rhs.data[w + i * rs[1]!]!;
             acc = integerSum ? (acc + Math.imul(a, b)) | 0 : acc + a * b;
           }
