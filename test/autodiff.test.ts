@@ -278,7 +278,7 @@ test('every primitive has a jvp rule and a transpose entry; linear primitives ha
   t.deepEqual(Object.keys(transposeRules).sort(), [...primitives].sort());
   const linear = ['neg', 'add', 'sub', 'mul', 'div', 'convert_element_type', 'reduce_precision', 'copy', 'select_n', 'broadcast_in_dim',
     'reshape', 'squeeze', 'transpose', 'rev', 'slice', 'pad', 'concatenate', 'dynamic_slice', 'dynamic_update_slice', 'gather', 'scatter',
-    'scatter_add', 'scatter_mul', 'reduce_sum', 'cumsum', 'dot_general', 'checkpoint', 'name', 'device_put',
+    'scatter_add', 'scatter_mul', 'reduce_sum', 'cumsum', 'dot_general', 'conv_general_dilated', 'checkpoint', 'name', 'device_put',
     // control flow: transposed by their own rules (while's raises JAX's reverse-mode error)
     'scan', 'while', 'cond',
     // custom derivatives: a custom call on tangents transposes its jaxpr; custom_lin's transpose is the bwd rule

@@ -207,6 +207,13 @@ const cases: Case[] = [
   },
   { name: 'outer', fn: (a, b) => jnp.outer(a, jnp.exp(b)), args: () => [rand([3]), rand([2])] },
 
+  // ---- conv_general_dilated ----
+  {
+    name: 'convGeneralDilated NHWC with strides, padding, rhs dilation and feature groups',
+    fn: (a, b) => lax.convGeneralDilated(a, b, [2, 1], [[1, 0], [0, 1]], { rhsDilation: [1, 2], featureGroupCount: 2, dimensionNumbers: ['NHWC', 'HWIO', 'NHWC'] }),
+    args: () => [rand([1, 4, 3, 4]), rand([2, 2, 2, 4])],
+  },
+
   // ---- compositions ----
   {
     name: 'softmax (max shift through stopGradient)',

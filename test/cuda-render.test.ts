@@ -51,7 +51,7 @@ test('the catalogue covers every primitive lower.ts lowers and every kernel kind
   const lowerable = Object.keys(lowerRules).filter((p) => !PRIMITIVES_WITHOUT_KERNELS.includes(p as Primitive));
   t.deepEqual(lowerable.filter((p) => !labelled.has(p)), [], 'primitives without a catalogue entry');
   const kinds = new Set(catalogue.map((e) => e.kernel.kind));
-  t.deepEqual([...kinds].sort(), ['concatenate', 'cumulative', 'dot', 'dynamic_slice', 'dynamic_update_slice', 'elementwise', 'gather', 'linalg', 'orthogonal', 'pad', 'reduce', 'scatter', 'sort']);
+  t.deepEqual([...kinds].sort(), ['concatenate', 'conv', 'cumulative', 'dot', 'dynamic_slice', 'dynamic_update_slice', 'elementwise', 'gather', 'linalg', 'orthogonal', 'pad', 'reduce', 'scatter', 'sort']);
   t.deepEqual([...new Set(catalogue.flatMap((e) => (e.kernel.kind === 'sort' ? [e.kernel.stage] : [])))].sort(), ['merge', 'permute', 'rank', 'sort_rows', 'top_k'], 'every sort stage');
   t.true(catalogue.some((e) => e.kernel.kind === 'reduce' && e.kernel.fused?.finalOutputs?.length), 'a fused reduction with final outputs');
   t.true(catalogue.some((e) => e.kernel.kind === 'dot' && e.kernel.epilogue), 'a dot with an epilogue');

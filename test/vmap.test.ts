@@ -256,6 +256,19 @@ test('linalg: lu, cholesky, triangular_solve with a batched or unbatched right-h
   check(t, 'triangular_solve, both batched on other axes', (x: Array, y: Array) => lax.linalg.triangularSolve(x, y, { leftSide: false, transposeA: true }), [jnp.moveaxis(a, 0, 2), rand([2, 4, 3], 9)], [2, 2], 1, 1e-5);
 });
 
+// ---- conv_general_dilated ----
+
+test('conv_general_dilated: lhs, rhs and both batched; feature and batch groups', (t) => {
+  const tol = 1e-5;
+  const conv = (o: { featureGroupCount?: number; batchGroupCount?: number }) => (l: Array, r: Array) =>
+    lax.convGeneralDilated(l, r, [1, 2], [[1, 0], [0, 1]], { dimensionNumbers: ['NHWC', 'HWIO', 'NHWC'], ...o });
+  check(t, 'plain, both', conv({}), [rand([2, 3, 3, 4, 2], 1), rand([2, 2, 2, 2, 3], 2)], [0, 0], 0, tol);
+  check(t, 'plain, lhs', conv({}), [rand([3, 3, 4, 2, 2], 3), rand([2, 2, 2, 3], 4)], [-1, null], 1, tol);
+  check(t, 'plain, rhs', conv({}), [rand([3, 3, 4, 2], 5), rand([2, 2, 2, 2, 3], 6)], [null, 2], 0, tol);
+  check(t, 'feature groups, rhs', conv({ featureGroupCount: 2 }), [rand([1, 3, 4, 4], 7), rand([2, 2, 2, 2, 4], 8)], [null, 0], 0, tol);
+  check(t, 'batch groups, both', conv({ batchGroupCount: 2 }), [rand([2, 2, 3, 4, 2], 9), rand([2, 2, 2, 2, 4], 10)], [0, 0], 0, tol);
+});
+
 // ---- dot_general ----
 
 test('dot_general: both batched, one side batched, with and without batch dimensions', (t) => {

@@ -645,6 +645,12 @@ const RULES: { [P in Primitive]: Rule<P> } = {
   cholesky: linalgRule<'cholesky'>((_m, n) => (n * n * n) / 3),
   triangular_solve: linalgRule<'triangular_solve'>((m, n, { leftSide }) => (leftSide ? m * m * n : m * n * n)),
   lu: linalgRule<'lu'>((m, n) => m * n * Math.min(m, n) - Math.min(m, n) ** 3 / 3),
+  // XLA's count for a convolution: 2 flops per output element, tap and input feature of its group
+  conv_general_dilated: (c, [a, b], { dimensionNumbers: dn }, ctx) => {
+    const out = ctx.outAvals[0]!;
+    const k = dn.rhsSpec.slice(1).reduce((s, d) => s * b!.shape[d]!, 1);
+    return [c.emit(readAll([a!, b!], sizeOf(out.shape) * itemsize(out.dtype), { flops: 2 * sizeOf(out.shape) * k }), [a!, b!], out.shape, out.dtype)];
+  },
   dot_general: (c, [a, b], { dimensionNumbers: [[contracting]] }, ctx) => {
     const out = ctx.outAvals[0]!;
     const k = contracting.reduce((s, d) => s * a!.shape[d]!, 1);

@@ -299,7 +299,26 @@ export interface LinalgKernel {
   unitDiagonal?: boolean;
 }
 
+/**
+ * lax.conv_general_dilated (render/conv.ts): out[n, g·Og + o, y...] = Σ over taps t and group features i of
+ * lhs[n, i, x...] · rhs[g·Og + o, i, t...], x the lhs position of output position y at tap t (y·stride + t·rhsDilation
+ * − padLo, when a multiple of lhsDilation, divided by it; zero outside the input). Every operand is a strided view in
+ * canonical axis order, so any dimension numbers need no transpose; the groups (feature or batch groups, the lowering
+ * folds both into one offset) are the slowest axis.
+ * params: [nOut, groups, inFeatures (per group), outFeatures (per group), then per spatial dim d < spatialRank:
+ *   outSize, inSize, kernelSize, stride, padLo, lhsDilation, rhsDilation; then lhs strides [batch, feature,
+ *   spatial..., group], rhs strides [outFeature, inFeature, spatial...], out strides [batch, feature, spatial...]]
+ * buffers: out, lhs, rhs
+ */
+export interface ConvKernel {
+  kind: 'conv';
+  inputDtype: DType;
+  outputDtype: DType;
+  spatialRank: number;
+}
+
 export type Kernel =
+  | ConvKernel
   | LinalgKernel
   | OrthogonalKernel
   | SortKernel
@@ -363,6 +382,7 @@ export function kernelName(k: Kernel): string {
     case 'scatter': return `scatter_${k.combine}_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
     case 'orthogonal': return `linalg_${k.op}${k.fullMatrices ? '_full' : ''}${k.computeUv ? '' : '_nouv'}${k.lower ? '' : '_upper'}${k.sort ? '' : '_unsorted'}_${dtypeCode(k.dtype)}`;
     case 'linalg': return `linalg_${k.op}${k.op === 'triangular_solve' ? `_${k.leftSide ? 'l' : 'r'}${k.lower ? 'lo' : 'up'}${k.transposeA ? 't' : 'n'}${k.unitDiagonal ? 'u' : ''}` : ''}_${dtypeCode(k.dtype)}`;
+    case 'conv': return `conv${k.spatialRank}d_${dtypeCode(k.inputDtype)}_${dtypeCode(k.outputDtype)}`;
     case 'sort': return `sort_${k.stage}${k.order ? `_${k.order}` : ''}_${k.numKeys}_${k.dtypes.map(dtypeCode).join('_')}`;
   }
 }

@@ -313,6 +313,7 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   cholesky: (ins) => lowerCholesky(ins[0]!),
   triangular_solve: (ins, _outs, params) => lowerTriangularSolve(ins[0]!, ins[1]!, params),
   lu: (ins) => lowerLu(ins[0]!),
+  conv_general_dilated: (ins, outs, params) => lowerConv(ins[0]!, ins[1]!, outs[0]!, params),
   dot_general: (ins, outs, { dimensionNumbers, precision }) => lowerDot(ins[0]!, ins[1]!, outs[0]!, dimensionNumbers, precision === 'highest'),
 };
 
@@ -471,6 +472,62 @@ function lowerDot(l: ShapedArray, r: ShapedArray, out: ShapedArray, dn: Primitiv
     kernel: { kind: 'dot', inputDtype: l.dtype, outputDtype: out.dtype, ...(highest && l.dtype === 'float32' ? { precision: 'highest' as const } : {}) },
     buffers: [output(0), lv.ref, rv.ref],
     params: [B, M, N, K, ...lv.strides, ...rv.strides],
+  });
+  return plan;
+}
+
+/** conv_general_dilated as one conv kernel over the operands' contiguous layouts, read in canonical axis order (kernel-ir.ts ConvKernel). */
+function lowerConv(l: ShapedArray, r: ShapedArray, out: ShapedArray, params: PrimitiveParams['conv_general_dilated']): Plan {
+  const { windowStrides, padding, lhsDilation, rhsDilation, dimensionNumbers: dn, featureGroupCount: G, batchGroupCount: B } = params;
+  const canon = (shape: readonly number[], spec: number[]) => spec.map((a) => shape[a]!);
+  const plan: Plan = { launches: [], temps: [], aliases: new Map() };
+  const ns = l.shape.length - 2;
+  // The kernels vectorize over output features, reading input features with unit stride: an operand in another
+  // layout (NCHW, OIHW, and the transposed layouts of the derivatives) is first copied channels-last, lhs
+  // (N, spatial..., C) and rhs (spatial..., I, O); NHWC / HWIO operands are read where they are.
+  const channelsLast = (a: ShapedArray, order: number[], operand: number): { ref: BufferRef; strides: number[] } => {
+    const strides = stridesOf(a.shape);
+    const copy = stridedCopy(a.dtype, order.map((d) => a.shape[d]!), 0, order.map((d) => strides[d]!)).launches[0]!;
+    const temp = plan.temps.length;
+    plan.temps.push({ dtype: a.dtype, size: sizeOf(a.shape) });
+    copy.buffers = copy.buffers.map((b) => (b.kind === 'output' ? { kind: 'temp', index: temp } : input(operand)));
+    plan.launches.push(copy);
+    return { ref: { kind: 'temp', index: temp }, strides: stridesOf(order.map((d) => a.shape[d]!)) };
+  };
+  let ls = canon(stridesOf(l.shape), dn.lhsSpec);
+  let rs = canon(stridesOf(r.shape), dn.rhsSpec);
+  const os = canon(stridesOf(out.shape), dn.outSpec);
+  const [, C, ...inSp] = canon(l.shape, dn.lhsSpec) as [number, number, ...number[]];
+  const [O, I, ...kSp] = canon(r.shape, dn.rhsSpec) as [number, number, ...number[]];
+  const [nOut, , ...outSp] = canon(out.shape, dn.outSpec) as [number, number, ...number[]];
+  const groups = G * B;
+  let lhsRef = input(0);
+  let rhsRef = input(1);
+  const empty = sizeOf(out.shape) === 0;
+  if (!empty && ls[1] !== 1 && I > 1 && C > 1) {
+    const v = channelsLast(l, [dn.lhsSpec[0]!, ...dn.lhsSpec.slice(2), dn.lhsSpec[1]!], 0);
+    lhsRef = v.ref;
+    ls = [v.strides[0]!, v.strides[ns + 1]!, ...v.strides.slice(1, ns + 1)];
+  }
+  if (!empty && rs[0] !== 1 && O / groups > 1) {
+    const v = channelsLast(r, [...dn.rhsSpec.slice(2), dn.rhsSpec[1]!, dn.rhsSpec[0]!], 1);
+    rhsRef = v.ref;
+    rs = [v.strides[ns + 1]!, v.strides[ns]!, ...v.strides.slice(0, ns)];
+  }
+  // group g reads lhs batch g·nOut + n (batch groups) or lhs feature g·I + i (feature groups)
+  const groupStride = B > 1 ? nOut * ls[0]! : G > 1 ? I * ls[1]! : 0;
+  const spatial = outSp.flatMap((o, d) => [o, inSp[d]!, kSp[d]!, windowStrides[d]!, padding[d]![0], lhsDilation[d]!, rhsDilation[d]!]);
+  // no spatial dims (a grouped matmul): one of size 1, which the kernels tile over
+  const none = outSp.length === 0;
+  const kernel: Kernel = { kind: 'conv', inputDtype: l.dtype, outputDtype: out.dtype, spatialRank: none ? 1 : outSp.length };
+  const [lsp, rsp, osp] = [ls.slice(2), rs.slice(2), os.slice(2)].map((x) => (none ? [0] : x));
+  plan.launches.push({
+    kernel,
+    buffers: [output(0), lhsRef, rhsRef],
+    params: [
+      nOut, groups, I, O / groups, ...(none ? [1, 1, 1, 1, 0, 1, 1] : spatial),
+      ls[0]!, ls[1]!, ...lsp!, groupStride, rs[0]!, rs[1]!, ...rsp!, os[0]!, os[1]!, ...osp!,
+    ],
   });
   return plan;
 }

@@ -45,6 +45,7 @@ export function launchOutputCount(kernel: Kernel, total: number): number {
       return Math.min(1, total);
     // lu's factors, pivots and permutation; cholesky's and triangular_solve's one result
     case 'linalg': return kernel.op === 'lu' ? 3 : 1;
+    case 'conv': return 1;
     default: return kernel satisfies never;
   }
 }

@@ -73,6 +73,63 @@ export type DotDimensionNumbers = [[number[], number[]], [number[], number[]]];
  */
 export type DotPrecision = MatmulPrecision;
 
+/** JAX's ConvDimensionNumbers: for lhs, rhs and out, the axes in canonical order (batch/out-feature, feature/in-feature, spatial...). */
+export interface ConvDimensionNumbers {
+  lhsSpec: number[];
+  rhsSpec: number[];
+  outSpec: number[];
+}
+
+export interface ConvParams {
+  windowStrides: number[];
+  padding: [number, number][];
+  lhsDilation: number[];
+  rhsDilation: number[];
+  dimensionNumbers: ConvDimensionNumbers;
+  featureGroupCount: number;
+  batchGroupCount: number;
+  preferredElementType: DType | null;
+  precision?: DotPrecision | null;
+}
+
+/** XLA's dilated size of an axis: d elements with r - 1 holes between neighbours. */
+export const dilateSize = (d: number, r: number): number => (d === 0 ? 0 : 1 + r * (d - 1));
+
+/**
+ * JAX's _conv_general_dilated_shape_rule in canonical order: lhs (N, C, in...), rhs (O, I, k...) to out
+ * (N / batchGroupCount, O, out...). Checks what a rule-built (not user-built) equation could get wrong.
+ */
+export function convOutputShape(lhsShape: readonly number[], rhsShape: readonly number[], params: ConvParams): number[] {
+  const prim = 'conv_general_dilated';
+  const { windowStrides, padding, lhsDilation, rhsDilation, dimensionNumbers: dn, featureGroupCount: G, batchGroupCount: B } = params;
+  const n = lhsShape.length;
+  if (n < 2 || rhsShape.length !== n) fail(prim, `lhs and rhs must have the same rank >= 2, got shapes ${show(lhsShape)} and ${show(rhsShape)}`);
+  const ns = n - 2;
+  for (const [name, spec] of [['lhsSpec', dn.lhsSpec], ['rhsSpec', dn.rhsSpec], ['outSpec', dn.outSpec]] as const) {
+    if (spec.length !== n || [...spec].sort((a, b) => a - b).some((v, i) => v !== i)) fail(prim, `dimensionNumbers.${name} ${show(spec)} is not a permutation of ${n} axes`);
+  }
+  for (const [name, v, min] of [['windowStrides', windowStrides, 1], ['lhsDilation', lhsDilation, 1], ['rhsDilation', rhsDilation, 1]] as const) {
+    if (v.length !== ns || !v.every((x) => Number.isInteger(x) && x >= min)) fail(prim, `${name} must be ${ns} integers >= ${min}, got ${show(v)}`);
+  }
+  if (padding.length !== ns || !padding.every((p) => p.length === 2 && Number.isInteger(p[0]) && Number.isInteger(p[1]))) fail(prim, `padding must be ${ns} integer (lo, hi) pairs, got ${show(padding)}`);
+  const l = dn.lhsSpec.map((a) => lhsShape[a]!);
+  const r = dn.rhsSpec.map((a) => rhsShape[a]!);
+  if (!Number.isInteger(G) || G < 1 || !Number.isInteger(B) || B < 1 || (G > 1 && B > 1)) fail(prim, `featureGroupCount ${G} and batchGroupCount ${B} must be positive integers, at most one > 1`);
+  if (l[1]! !== r[1]! * G) fail(prim, `lhs feature dimension ${l[1]} must equal rhs input feature dimension ${r[1]} times featureGroupCount ${G}`);
+  if (r[0]! % (G * B) !== 0) fail(prim, `rhs output feature dimension ${r[0]} must be a multiple of the group count ${G * B}`);
+  if (l[0]! % B !== 0) fail(prim, `batchGroupCount ${B} must divide the lhs batch dimension ${l[0]}`);
+  const outSp = l.slice(2).map((d, i) => {
+    const padded = dilateSize(d, lhsDilation[i]!) + padding[i]![0] + padding[i]![1];
+    if (padded < 0) fail(prim, `negative padding ${show(padding[i])} is larger than the dilated lhs spatial dimension ${d}`);
+    const k = dilateSize(r[2 + i]!, rhsDilation[i]!);
+    return padded < k ? 0 : Math.floor((padded - k) / windowStrides[i]!) + 1;
+  });
+  const canonical = [l[0]! / B, r[0]!, ...outSp];
+  const out = new globalThis.Array<number>(n);
+  dn.outSpec.forEach((axis, i) => (out[axis] = canonical[i]!));
+  return out;
+}
+
 type UnaryParams = { [P in Exclude<UnaryPrimitive, 'round' | 'integer_pow' | 'reduce_precision'>]: Empty };
 
 export interface PrimitiveParams extends UnaryParams {
@@ -133,6 +190,13 @@ export interface PrimitiveParams extends UnaryParams {
   triangular_solve: { leftSide: boolean; lower: boolean; transposeA: boolean; conjugateA: boolean; unitDiagonal: boolean };
   /** lax.linalg.lu: LAPACK getrf's partial pivoting of [..., m, n]: lu, int32 pivots [..., min(m, n)] (0-based), permutation [..., m]. */
   lu: Empty;
+  /**
+   * lax.conv_general_dilated (JAX's params): dimensionNumbers give, for lhs, rhs and out, the axes in canonical order
+   * (batch / out-feature, feature / in-feature, spatial...); padding is explicit (lo, hi) per spatial dim, negative
+   * crops. Feature groups split the lhs features and out features group-major; batch groups split the lhs batch and
+   * out features group-major (at most one of the two counts is > 1).
+   */
+  conv_general_dilated: ConvParams;
   /** precision: absent or null is 'default' */
   dot_general: { dimensionNumbers: DotDimensionNumbers; preferredElementType: DType | null; precision?: DotPrecision | null };
   /** Identity whose tangent is zero (lax.stopGradient). */
@@ -712,6 +776,12 @@ const shapeAndDtypeRules: AbstractEvalTable = {
     return [s, aval([...batch, m, fullMatrices ? m : k], x.dtype), aval([...batch, fullMatrices ? n : k, n], x.dtype)];
   },
   ...linalgShapeRules,
+  conv_general_dilated: (avals, params) => {
+    arity('conv_general_dilated', avals, 2);
+    const [l, r] = avals as [ShapedArray, ShapedArray];
+    if (l.dtype !== r.dtype) fail('conv_general_dilated', `operand dtypes differ: ${l.dtype} and ${r.dtype}`);
+    return [aval(convOutputShape(l.shape, r.shape, params), params.preferredElementType ?? l.dtype, l.weakType && r.weakType)];
+  },
   dot_general: (avals, { dimensionNumbers, preferredElementType }) => {
     arity('dot_general', avals, 2);
     const [l, r] = avals as [ShapedArray, ShapedArray];

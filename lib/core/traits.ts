@@ -60,7 +60,7 @@ export const TRAITS: { readonly [P in Primitive]: PrimitiveTraits } = {
   scatter_max: none, reduce_sum: none, reduce_prod: none, reduce_max: none, reduce_min: none, reduce_and: none,
   reduce_or: none, argmax: none, argmin: none, cumsum: none, cumprod: none, cummax: none, cummin: none, sort: none, top_k: none, qr: none, eigh: none, svd: none,
   cholesky: none, triangular_solve: none, lu: none,
-  dot_general: none, stop_gradient: none, scan: none, while: none, cond: none, checkpoint: none, name: none,
+  dot_general: none, conv_general_dilated: none, stop_gradient: none, scan: none, while: none, cond: none, checkpoint: none, name: none,
   device_put: none, custom_jvp_call: none, custom_vjp_call: none, custom_lin: none,
   // host callbacks: a debug callback prints (an effect); a pure callback is a value like any other
   debug_callback: { effectful: true }, pure_callback: none,

@@ -4,34 +4,21 @@
 // batch groups, precision, preferredElementType), lax.conv,
 // lax.convWithGeneralPadding, lax.convDimensionNumbers.
 //
-// Built from existing primitives, as an im2col: the input is brought to
-// JAX's canonical layout (N, C, spatial...), padded once (lax.pad: edge
-// padding, negative padding as cropping, interior padding for lhs dilation),
-// in a channels-last layout (N, spatial..., C) (no copy for NHWC), each kernel
-// tap takes one strided window slice (the rhs dilation is the slices'
-// offsets), the taps are concatenated along the feature axis, and one
-// dot_general contracts features and taps against the kernel (groups are
-// dot_general batch dimensions). So the GEMM is the existing dot_general kernel
-// (the tensor-core paths on CUDA, the AVX-512 GEMM on the CPU), both backends
-// and every transform come for free, and the derivatives are JAX's: the
-// transpose of slice is a pad and the transpose of pad a slice, so the vjp wrt
-// lhs is the transposed (lhs-dilated) convolution and the vjp wrt rhs the
-// correlation of input and cotangent that JAX's transpose rules build, summed
-// in another order. makeJaxpr shows pad/slice/concatenate/dot_general rather
-// than one conv_general_dilated equation. The shape rule, the defaults and the
-// error messages follow jax/_src/lax/convolution.py.
+// The arguments are checked here with JAX's messages, the string padding
+// resolved, and one conv_general_dilated primitive bound: its kernel
+// (compiler/render/conv.ts) reads the operands in their own layouts, and its
+// jvp, transpose and batching rules (transforms/conv-rules.ts) are JAX's, so
+// derivatives and vmaps of convolutions are convolutions. The im2col
+// composite it replaced is kept in convolution-composite.ts as a test oracle.
 import { Array, type ArrayLike } from '../core/array.js';
 import { toArray } from '../core/coerce.js';
 import { type DType, checkUserDType } from '../core/dtype.js';
 import { ValueError, checkOptions, show } from '../core/errors.js';
-import { broadcastInDim, canonicalizePrecision, concatenate, dotGeneral, pad, reshape, slice, transpose } from './ops.js';
+import { bind1 } from '../core/bind.js';
+import { type ConvDimensionNumbers, type ConvParams } from '../core/primitives.js';
+import { canonicalizePrecision } from './ops.js';
 
-/** JAX's ConvDimensionNumbers: for lhs, rhs and out, the axes in canonical order (batch/out-feature, feature/in-feature, spatial...). */
-export interface ConvDimensionNumbers {
-  lhsSpec: number[];
-  rhsSpec: number[];
-  outSpec: number[];
-}
+export type { ConvDimensionNumbers };
 
 /** JAX's string form (e.g. ['NHWC', 'HWIO', 'NHWC']), a ConvDimensionNumbers, or null for (N, C, spatial...) / (O, I, spatial...). */
 export type ConvGeneralDilatedDimensionNumbers = [string, string, string] | ConvDimensionNumbers | null | undefined;
@@ -172,70 +159,13 @@ function convImpl(fn: string, lhs: ArrayLike, rhs: ArrayLike, windowStrides: num
   }
   const padded = inSp.map((d, i) => dilate(d, lhsDilation[i]!) + pads[i]![0] + pads[i]![1]);
   if (padded.some((d) => d < 0)) throw new ValueError(`${fn}: negative padding is larger than the size of the corresponding dimension: got padding=${show(pads)} for lhs spatial shape ${show(inSp)}`);
-  const kDil = kSp.map((k, i) => dilate(k, rhsDilation[i]!));
-  const outSp = padded.map((d, i) => (d < kDil[i]! ? 0 : Math.floor((d - kDil[i]!) / strides[i]!) + 1));
   const pet = options.preferredElementType ? checkUserDType(fn, options.preferredElementType, 'preferredElementType') : null;
   const precision = canonicalizePrecision(fn, options.precision);
-  const outDtype = pet ?? l.dtype;
-  const outCanon = [B > 1 ? N / B : N, O, ...outSp];
-  const outPerm = argsort(dn.outSpec);
-
-  const kTaps = kSp.reduce((a, b) => a * b, 1);
-  if (outCanon.some((d) => d === 0) || kTaps === 0 || I === 0) {
-    // nothing to sum (an empty window or feature axis) or nothing to compute: zeros, still a function of the inputs' shapes only
-    const z = broadcastInDim(toArray(fn, 0, 'zero', outDtype), outCanon, []);
-    return transpose(z, outPerm);
-  }
-
-  // channels-last layout: lhs (N, spatial..., C), rhs (spatial..., I, O); NHWC / HWIO operands need no transpose
-  const lc = transpose(l, [dn.lhsSpec[0]!, ...dn.lhsSpec.slice(2), dn.lhsSpec[1]!]);
-  const rc = transpose(r, [...dn.rhsSpec.slice(2), dn.rhsSpec[1]!, dn.rhsSpec[0]!]);
-  const needPad = pads.some(([lo, hi]) => lo !== 0 || hi !== 0) || lhsDilation.some((d) => d !== 1);
-  const lp = needPad ? pad(lc, 0, [[0, 0, 0], ...pads.map(([lo, hi], i): [number, number, number] => [lo, hi, lhsDilation[i]! - 1]), [0, 0, 0]]) : lc;
-
-  // im2col: one strided window slice per kernel tap (offsets k * rhsDilation), concatenated along the feature axis:
-  // (N, out spatial..., T * C), taps major, in the row-major tap order of the kernel's (spatial..., I, O) layout
-  const wins: Array[] = [];
-  const tap = kSp.map(() => 0);
-  for (let t = 0; t < kTaps; t++) {
-    const start = tap.map((k, i) => k * rhsDilation[i]!);
-    const limit = start.map((st, i) => st + (outSp[i]! - 1) * strides[i]! + 1);
-    wins.push(slice(lp, [0, ...start, 0], [N, ...limit, C], [1, ...strides, 1]));
-    for (let i = ns - 1; i >= 0; i--) {
-      if (++tap[i]! < kSp[i]!) break;
-      tap[i] = 0;
-    }
-  }
-  const patches = wins.length === 1 ? wins[0]! : concatenate(wins, ns + 1);
-  const opts = { precision, preferredElementType: pet } as const;
-  const spAxes = outSp.map((_, i) => i + 1);
-  let out: Array; // (N', out spatial..., O)
-  if (G === 1 && B === 1) {
-    // one GEMM: (N * S, T * C) x (T * C, O)
-    out = dotGeneral(patches, reshape(rc, [kTaps * I, O]), [[[ns + 1], [0]], [[], []]], opts);
-  } else if (G > 1) {
-    // features split group-major: (N, S..., T, G, I) x (T, I, G, O/G) -> (G, N, S..., O/G)
-    const p = reshape(patches, [N, ...outSp, kTaps, G, I]);
-    const k = reshape(rc, [kTaps, I, G, O / G]);
-    const y = dotGeneral(p, k, [[[ns + 1, ns + 3], [0, 1]], [[ns + 2], [2]]], opts);
-    out = reshape(transpose(y, [1, ...spAxes.map((i) => i + 1), 0, ns + 2]), [N, ...outSp, O]);
-  } else {
-    // batch split group-major: (B, N/B, S..., T * C) x (T * C, B, O/B) -> (B, N/B, S..., O/B)
-    const p = reshape(patches, [B, N / B, ...outSp, kTaps * C]);
-    const k = reshape(rc, [kTaps * I, B, O / B]);
-    const y = dotGeneral(p, k, [[[ns + 2], [0]], [[0], [1]]], opts);
-    out = reshape(transpose(y, [1, ...spAxes.map((i) => i + 1), 0, ns + 2]), [N / B, ...outSp, O]);
-  }
-  // to the output layout: output axis outSpec[0] is N', outSpec[1] the features, outSpec[2 + i] spatial dim i
-  const perm = new globalThis.Array<number>(ns + 2);
-  perm[dn.outSpec[0]!] = 0;
-  perm[dn.outSpec[1]!] = ns + 1;
-  dn.outSpec.slice(2).forEach((d, i) => (perm[d] = i + 1));
-  return transpose(out, perm);
-}
-
-function argsort(p: readonly number[]): number[] {
-  return p.map((v, i) => [v, i] as const).sort((a, b) => a[0] - b[0]).map(([, i]) => i);
+  const params: ConvParams = {
+    windowStrides: strides, padding: pads, lhsDilation, rhsDilation, dimensionNumbers: dn,
+    featureGroupCount: G, batchGroupCount: B, preferredElementType: pet, ...(precision ? { precision } : {}),
+  };
+  return bind1('conv_general_dilated', [l, r], params);
 }
 
 /** lax.conv(lhs, rhs, windowStrides, padding, { precision, preferredElementType }): NC.../OI... layout, no dilation. */

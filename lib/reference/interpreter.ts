@@ -5,6 +5,7 @@
 // max/argmax, gather/scatter modes) are the ones the CPU and CUDA kernels
 // implement. Output shapes and dtypes come from `abstractEval`, so a rule
 // cannot disagree with the primitive table about them.
+import { convRule } from './conv.js';
 import { type DType } from '../core/dtype.js';
 import { ValueError, show } from '../core/errors.js';
 import {
@@ -121,6 +122,7 @@ export const referenceRules: { [P in Primitive]: ReferenceRule<P> } = {
   triangular_solve: triangularSolveRule,
   lu: luRule,
   dot_general: dotGeneralRule,
+  conv_general_dilated: convRule,
   stop_gradient: copyRule,
   scan: scanReference,
   while: whileReference,

@@ -26,6 +26,7 @@ import {
   aval,
 } from '../core/primitives.js';
 import type { MainTrace } from '../trace/core.js';
+import { convBatch } from './conv-rules.js';
 import { checkpointBatch } from './remat-rules.js';
 import { customJvpCallBatch, customLinBatch, customVjpCallBatch } from './custom-derivatives.js';
 import { debugCallbackBatch, pureCallbackBatch } from './callbacks.js';
@@ -350,6 +351,7 @@ export const batchingRules: { [P in Primitive]: BatchRule<P> } = {
   argmax: reduceRule('argmax'),
   argmin: reduceRule('argmin'),
   dot_general: dotGeneralRule,
+  conv_general_dilated: convBatch,
   stop_gradient: unaryRule('stop_gradient'),
   checkpoint: checkpointBatch,
   custom_jvp_call: customJvpCallBatch,

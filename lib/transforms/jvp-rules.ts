@@ -19,6 +19,7 @@ import { sizeOf } from '../core/shape.js';
 import {
   type JvpRule, type Tangent, addTangents, broadcastTo, full, instantiate, jvpFlat, scalar, zerosLike,
 } from './jvp.js';
+import { convJvp } from './conv-rules.js';
 import { checkpointJvp } from './remat-rules.js';
 import { eighJvp, qrJvp, svdJvp } from './linalg-jvp.js';
 import { choleskyJvp, luJvp, triangularSolveJvp } from './linalg-rules.js';
@@ -470,6 +471,7 @@ export const jvpRules: { [P in Primitive]: JvpRule<P> } = {
   triangular_solve: triangularSolveJvp,
   lu: luJvp,
 
+  conv_general_dilated: convJvp,
   dot_general: ([x, y], [tx, ty], params) => {
     const out = bind1('dot_general', [x!, y!], params);
     let acc: Tangent = null;

@@ -77,7 +77,8 @@ function asBoolean(d: PolicyDecision): boolean | null {
   return null;
 }
 
-const dotsSaveable = named('dots_saveable', (prim) => prim === 'dot_general');
+// JAX's DotsSaveable: convolutions count as dots, except for the no-batch-dims policy
+const dotsSaveable = named('dots_saveable', (prim) => prim === 'dot_general' || prim === 'conv_general_dilated');
 const dotsWithNoBatchDimsSaveable = named('dots_with_no_batch_dims_saveable', (prim, _avals, params) => hasNoBatchDims(prim, params));
 
 /** jax.checkpoint_policies. */
@@ -86,7 +87,7 @@ export const checkpointPolicies = Object.freeze({
   everythingSaveable: named('everything_saveable', () => true),
   /** Save nothing: recompute every intermediate from the checkpoint's inputs. */
   nothingSaveable: named('nothing_saveable', () => false),
-  /** Save the results of matrix multiplications (dot_general). */
+  /** Save the results of matrix multiplications and convolutions (dot_general, conv_general_dilated). */
   dotsSaveable,
   /** Alias of dotsSaveable (JAX's checkpoint_dots). */
   checkpointDots: dotsSaveable,

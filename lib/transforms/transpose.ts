@@ -14,6 +14,7 @@ import {
 } from '../core/primitives.js';
 import { shapesEqual } from '../core/shape.js';
 import { type Atom, type Jaxpr, Literal, Var, literalArray } from '../trace/jaxpr.js';
+import { convTransposeLhs, convTransposeRhs } from './conv-rules.js';
 import { inverseGather, scatterWinners } from './jvp-rules.js';
 import { unbroadcast, zerosLike } from './jvp.js';
 import { checkpointTranspose } from './remat-rules.js';
@@ -172,6 +173,12 @@ const dotGeneralTranspose: TransposeRule<'dot_general'> = (ct, [x, y], params) =
   return [null, dotTransposeLhs(ct, (y as UndefinedPrimal).aval, x as Array, [[yc, xc], [yb, xb]], true, params)];
 };
 
+const convTranspose: TransposeRule<'conv_general_dilated'> = (ct, [x, y], params) => {
+  if (isUndefined(x!) && isUndefined(y!)) nonLinearOperand('conv_general_dilated', 'two operands at once');
+  if (isUndefined(x!)) return [convTransposeLhs(ct, x.aval, y as Array, params), null];
+  return [null, convTransposeRhs(ct, x as Array, (y as UndefinedPrimal).aval, params)];
+};
+
 const gatherTranspose: TransposeRule<'gather'> = (ct, [x, idx], { dimensionNumbers: dn, mode }) => {
   const zeros = zerosLike(avalOf(x!));
   const dimensionNumbers = { updateWindowDims: [...dn.offsetDims], insertedWindowDims: [...dn.collapsedSliceDims], scatterDimsToOperandDims: [...dn.startIndexMap] };
@@ -272,6 +279,7 @@ export const transposeRules: { [P in Primitive]: TransposeRule<P> | NotLinear | 
   cumprod: notLinear, cummax: notLinear, cummin: notLinear,
 
   dot_general: dotGeneralTranspose,
+  conv_general_dilated: convTranspose,
 
   // remat (remat-rules.ts): checkpoint_name is the identity; a transfer's cotangent goes back to the source memory kind
   checkpoint: { multiOutput: checkpointTranspose },

@@ -9,7 +9,7 @@
 // elementwise kernel. Nothing runs: jaxprs are traced on zero-filled arrays.
 import { type DType, itemsize } from '../../lib/core/dtype.js';
 import {
-  type Primitive, type ShapedArray, BINARY_PRIMITIVES, COMPARE_PRIMITIVES, UNARY_PRIMITIVES, abstractEval, aval,
+  type Primitive, type PrimitiveParams, type ShapedArray, BINARY_PRIMITIVES, COMPARE_PRIMITIVES, UNARY_PRIMITIVES, abstractEval, aval,
 } from '../../lib/core/primitives.js';
 import { fuseJaxpr } from '../../lib/compiler/fuse.js';
 import type { Expr, Kernel } from '../../lib/compiler/kernel-ir.js';
@@ -212,6 +212,20 @@ function primitiveEntries(): CatalogueEntry[] {
   add('dot_general', [a([3, 4, 5], 'float32'), a([5, 4, 6], 'float32')], { dimensionNumbers: [[[1, 2], [1, 0]], [[], []]], preferredElementType: null });
   add('dot_general', [a([130, 70], 'float64'), a([70, 129], 'float64')], matmul);
   add('dot_general', [a([4, 5], 'float16'), a([5, 6], 'float16')], { dimensionNumbers: matmul.dimensionNumbers, preferredElementType: 'float32' });
+  // convolutions: NHWC/HWIO with padding and strides (the unit-stride C tile), NCHW/OIHW with dilations and feature
+  // groups, 1-d batch groups, 3-d, 16-bit and integer operands
+  const conv = (ns: number, o: Partial<PrimitiveParams['conv_general_dilated']> = {}): PrimitiveParams['conv_general_dilated'] => ({
+    windowStrides: new globalThis.Array(ns).fill(1), padding: new globalThis.Array(ns).fill([0, 0]), lhsDilation: new globalThis.Array(ns).fill(1),
+    rhsDilation: new globalThis.Array(ns).fill(1), dimensionNumbers: { lhsSpec: [...globalThis.Array(ns + 2).keys()], rhsSpec: [...globalThis.Array(ns + 2).keys()], outSpec: [...globalThis.Array(ns + 2).keys()] },
+    featureGroupCount: 1, batchGroupCount: 1, preferredElementType: null, ...o,
+  });
+  const nhwc = { lhsSpec: [0, 3, 1, 2], rhsSpec: [3, 2, 0, 1], outSpec: [0, 3, 1, 2] };
+  for (const d of ['float32', 'float64', 'bfloat16', 'int32'] as DType[]) {
+    add('conv_general_dilated', [a([2, 7, 6, 5], d), a([3, 3, 5, 18], d)], conv(2, { windowStrides: [2, 1], padding: [[1, 1], [1, 2]], dimensionNumbers: nhwc }), ' NHWC');
+  }
+  add('conv_general_dilated', [a([2, 4, 6, 7], 'float32'), a([6, 2, 2, 3], 'float32')], conv(2, { padding: [[2, -1], [0, 1]], lhsDilation: [2, 1], rhsDilation: [1, 2], featureGroupCount: 2 }), ' NCHW groups dilations');
+  add('conv_general_dilated', [a([4, 3, 9], 'float16'), a([6, 3, 2], 'float16')], conv(1, { batchGroupCount: 2, windowStrides: [3], preferredElementType: 'float32' }), ' batch groups');
+  add('conv_general_dilated', [a([1, 2, 4, 3, 5], 'float32'), a([3, 2, 2, 2, 3], 'float32')], conv(3, { padding: [[1, 0], [0, 1], [1, 1]] }), ' 3-d');
   return out;
 }
 
@@ -419,6 +433,7 @@ export function bufferLayout(k: Kernel): { dtypes: DType[]; outputs: number } {
       const outs = k.epilogue ? k.epilogue.outputs.map((o) => o.dtype) : [k.outputDtype];
       return { dtypes: [...outs, k.inputDtype, k.inputDtype, ...(k.epilogue?.inputs.map((i) => i.dtype) ?? [])], outputs: outs.length };
     }
+    case 'conv': return { dtypes: [k.outputDtype, k.inputDtype, k.inputDtype], outputs: 1 };
     case 'pad': return { dtypes: [k.dtype, k.dtype, k.dtype], outputs: 1 };
     case 'concatenate': return { dtypes: new globalThis.Array<DType>(k.count + 1).fill(k.dtype), outputs: 1 };
     case 'dynamic_slice': return { dtypes: [k.dtype, k.dtype, ...k.indexDtypes], outputs: 1 };

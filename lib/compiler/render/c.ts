@@ -8,6 +8,7 @@ import { kernelJson, kernelName, mayBeWrittenInPlace, resultOnlyNodes } from '..
 import type { DotKernel, ElementwiseKernel, Expr, FusedReduce, Kernel, ReduceKernel, ReduceOp } from '../kernel-ir.js';
 import { C_DIALECT, C_TYPES, ExprRenderer, exprsUseIota, someNode } from './expr.js';
 import { type IndexedKernel, indexedSpec } from './indexed.js';
+import { convC } from './conv.js';
 import { linalgC } from './linalg-targets.js';
 import { type ReductionState, reductionState } from './reduce-state.js';
 
@@ -33,6 +34,7 @@ function renderBody(k: Kernel, name: string): string {
     case 'sort': return indexed(k, name);
     case 'orthogonal': return indexed(k, name);
     case 'linalg': return linalgC(k, name);
+    case 'conv': return convC(k, name);
   }
 }
 

@@ -59,6 +59,7 @@ import { reduce } from './cuda-reduce.js';
 import { type GemmTarget, dot } from './cuda-dot.js';
 import { indexed } from './cuda-indexed.js';
 import { linalgBufferCount } from './linalg-eig.js';
+import { convCuda } from './conv.js';
 import { linalgCuda } from './linalg-targets.js';
 import { decisionComment, elementwiseVectorWidth, gridStrideLaunch, tmaAllowed, transposeTiling } from './cuda-decisions.js';
 
@@ -104,6 +105,7 @@ export function bufferCount(k: Kernel): number {
     case 'scatter': return 4;
     case 'orthogonal': return linalgBufferCount(k);
     case 'linalg': return k.op === 'lu' ? 4 : k.op === 'triangular_solve' ? 3 : 2;
+    case 'conv': return 3;
     case 'sort': return k.stage === 'top_k' ? 4 : k.stage === 'sort_rows' ? 2 * k.dtypes.length : k.stage === 'rank' ? 1 + k.dtypes.length : k.stage === 'merge' ? 2 + k.dtypes.length : 2 * k.dtypes.length + 1;
   }
 }
@@ -162,6 +164,7 @@ function renderKernel(k: Kernel, params: readonly number[], alignments: number[]
     case 'sort': return indexed(k, params, name);
     case 'orthogonal': return indexed(k, params, name);
     case 'linalg': return linalgCuda(k, params);
+    case 'conv': return convCuda(k, params);
   }
 }
 
