@@ -11,6 +11,7 @@
 import type { LinalgKernel } from '../kernel-ir.js';
 import { type RenderedKernel, indent, indexType, int } from './cuda-common.js';
 import { C_DIALECT, C_TYPES, CUDA_DIALECT, CUDA_TYPES } from './expr.js';
+import { blockedWhen, hasBlocked, linalgBlockedC } from './linalg-blocked.js';
 import { type LinalgSpec, type LinalgStep, linalgSpec } from './linalg.js';
 
 interface Target {
@@ -88,10 +89,14 @@ export function linalgC(k: LinalgKernel, name: string): string {
     ...spec.buffers.map((_, i) => bufferDeclaration(spec, i, C_TYPES.storageType, 'restrict ', `buffers[${i}]`)),
     ...renderSteps(spec.steps, C_TARGET),
   ];
+  // large matrices take the blocked path (render/linalg-blocked.ts), chosen per call from the params
+  const blocked = hasBlocked(k)
+    ? { functions: `${linalgBlockedC(k, name, C_DIALECT.sqrt)}\n\n`, dispatch: [`if (${blockedWhen(k)}) { ${name}_blocked(jx_b, buffers, params); return; }`] }
+    : { functions: '', dispatch: [] };
   return `typedef int64_t jx_index;
 
-static void ${name}_matrix(jx_index jx_b, void **buffers, const int64_t *params) {
-${indent(matrix, 2)}
+${blocked.functions}static void ${name}_matrix(jx_index jx_b, void **buffers, const int64_t *params) {
+${indent([...params.slice(0, spec.params.length), ...blocked.dispatch, ...matrix.slice(spec.params.length)], 2)}
 }
 
 void ${name}(void **buffers, const int64_t *params) {
