@@ -142,24 +142,34 @@ ${body.map((l) => `  ${l}`).join('\n')}
         '(void)batch;',
         'const jx_index kmax = m < n ? m : n;',
         'memcpy(lu, in, sizeof(*lu) * (size_t)(m * n));',
+        `${t} *panel = (${t} *)malloc(sizeof(${t}) * (size_t)(m * ${NB}));`,
         `for (jx_index j0 = 0; j0 < kmax; j0 += ${NB}) {`,
         `  const jx_index j1 = ${min(`j0 + ${NB}`, 'kmax')};`,
-        '  // the panel (rows j0.., columns j0..j1): getf2, its row swaps on the panel only',
-        '  for (jx_index j = j0; j < j1; j++) {',
-        '    jx_index p = j;',
-        `    ${t} best = ${abs('lu[j * n + j]')};`,
-        `    for (jx_index i = j + 1; i < m; i++) { const ${t} v = ${abs('lu[i * n + j]')}; if (v > best) { best = v; p = i; } }`,
-        '    pivots[j] = (jx_i32)p;',
-        `    if (p != j) for (jx_index c = j0; c < j1; c++) { const ${t} s = lu[j * n + c]; lu[j * n + c] = lu[p * n + c]; lu[p * n + c] = s; }`,
-        `    const ${t} pivot = lu[j * n + j];`,
+        '  // the panel (rows j0.., columns j0..j1): getf2 on a column-major copy (a column of the matrix is a page per',
+        '  // element), its row swaps on the panel only; the same operations in the same order as getf2 on the matrix',
+        '  const jx_index rows = m - j0, width = j1 - j0;',
+        '  for (jx_index i = 0; i < rows; i++) for (jx_index c = 0; c < width; c++) panel[c * rows + i] = lu[(j0 + i) * n + j0 + c];',
+        '  for (jx_index jj = 0; jj < width; jj++) {',
+        `    ${t} *restrict col = panel + jj * rows;`,
+        '    jx_index p = jj;',
+        `    ${t} best = ${abs('col[jj]')};`,
+        `    for (jx_index i = jj + 1; i < rows; i++) { const ${t} v = ${abs('col[i]')}; if (v > best) { best = v; p = i; } }`,
+        '    pivots[j0 + jj] = (jx_i32)(j0 + p);',
+        `    if (p != jj) for (jx_index c = 0; c < width; c++) { const ${t} s = panel[c * rows + jj]; panel[c * rows + jj] = panel[c * rows + p]; panel[c * rows + p] = s; }`,
+        `    const ${t} pivot = col[jj];`,
         `    const ${t} rinv = (${t})1 / pivot;`,
         `    const int by_reciprocal = ${abs('pivot')} >= ${sfmin};`,
-        '    if (pivot != 0) for (jx_index i = j + 1; i < m; i++) lu[i * n + j] = by_reciprocal ? lu[i * n + j] * rinv : lu[i * n + j] / pivot;',
-        '    for (jx_index i = j + 1; i < m; i++) {',
-        `      const ${t} lij = lu[i * n + j];`,
-        '      for (jx_index c = j + 1; c < j1; c++) lu[i * n + c] -= lij * lu[j * n + c];',
+        '    if (pivot != 0) {',
+        '      if (by_reciprocal) for (jx_index i = jj + 1; i < rows; i++) col[i] *= rinv;',
+        '      else for (jx_index i = jj + 1; i < rows; i++) col[i] /= pivot;',
+        '    }',
+        '    for (jx_index c = jj + 1; c < width; c++) {',
+        `      ${t} *restrict target = panel + c * rows;`,
+        `      const ${t} ujc = target[jj];`,
+        '      for (jx_index i = jj + 1; i < rows; i++) target[i] -= col[i] * ujc;',
         '    }',
         '  }',
+        '  for (jx_index i = 0; i < rows; i++) for (jx_index c = 0; c < width; c++) lu[(j0 + i) * n + j0 + c] = panel[c * rows + i];',
         '  // the panel\'s swaps on the columns left and right of it (laswp)',
         '  for (jx_index j = j0; j < j1; j++) {',
         '    const jx_index p = pivots[j];',
@@ -180,6 +190,7 @@ ${body.map((l) => `  ${l}`).join('\n')}
         '  // the trailing matrix A22 -= L21 U12',
         `  ${name}_sub(m - j1, n - j1, j1 - j0, lu + j1 * n + j0, n, 1, lu + j0 * n + j1, n, 1, lu + j1 * n + j1, n, par);`,
         '}',
+        'free(panel);',
         'for (jx_index i = 0; i < m; i++) permutation[i] = (jx_i32)i;',
         'for (jx_index i = 0; i < kmax; i++) { const jx_i32 s = permutation[i]; permutation[i] = permutation[pivots[i]]; permutation[pivots[i]] = s; }',
       ]);
@@ -208,12 +219,18 @@ ${body.map((l) => `  ${l}`).join('\n')}
         '    }',
         '  }',
         '  if (failed || j1 >= n) continue;',
-        '  // the panel L21 = A21 L11^-T, row by row in potf2\'s order of operations',
+        '  // the panel L21 = A21 L11^-T, row by row in potf2\'s order of operations (L11 read from a transposed copy: its',
+        '  // columns are a page apart)',
+        `  ${t} l11t[${NB * NB}], rinv[${NB}];`,
+        '  for (jx_index j = j0; j < j1; j++) {',
+        `    rinv[j - j0] = (${t})1 / out[j * n + j];`,
+        `    for (jx_index c = j0; c < j1; c++) l11t[(j - j0) * ${NB} + (c - j0)] = out[c * n + j];`,
+        '  }',
         `  if (par && (n - j1) * (j1 - j0) * (j1 - j0) > JX_PARALLEL_THRESHOLD) {`,
         '    #pragma omp parallel for schedule(static)',
-        `    for (jx_index i = j1; i < n; i++) ${name}_panel_row(out, n, i, j0, j1);`,
+        `    for (jx_index i = j1; i < n; i++) ${name}_panel_row(out, n, i, j0, j1, l11t, rinv);`,
         '  } else {',
-        `    for (jx_index i = j1; i < n; i++) ${name}_panel_row(out, n, i, j0, j1);`,
+        `    for (jx_index i = j1; i < n; i++) ${name}_panel_row(out, n, i, j0, j1, l11t, rinv);`,
         '  }',
         '  // the trailing matrix A22 -= L21 L21^T on its lower triangle, by blocks of 256 rows (each to its diagonal)',
         '  for (jx_index r0 = j1; r0 < n; r0 += 256) {',
@@ -223,12 +240,14 @@ ${body.map((l) => `  ${l}`).join('\n')}
         '}',
         `if (failed) { for (jx_index e = 0; e < n * n; e++) out[e] = (${t})JX_NANF; }`,
         'else { for (jx_index i = 0; i < n; i++) for (jx_index c = i + 1; c < n; c++) out[i * n + c] = 0; }',
-      ]).replace(`static void ${name}_blocked`, `static void ${name}_panel_row(${t} *restrict out, jx_index n, jx_index i, jx_index j0, jx_index j1) {
-  ${t} *restrict row = out + i * n;
-  for (jx_index j = j0; j < j1; j++) {
-    const ${t} x = row[j] * ((${t})1 / out[j * n + j]);
+      ]).replace(`static void ${name}_blocked`, `/* row i of the panel, given L11 transposed (l11t[j * NB + c] = L[j0 + c][j0 + j]) and its diagonal's reciprocals */
+static void ${name}_panel_row(${t} *restrict out, jx_index n, jx_index i, jx_index j0, jx_index j1, const ${t} *restrict l11t, const ${t} *restrict rinv) {
+  ${t} *restrict row = out + i * n + j0;
+  for (jx_index j = 0; j < j1 - j0; j++) {
+    const ${t} x = row[j] * rinv[j];
     row[j] = x;
-    for (jx_index c = j + 1; c < j1; c++) row[c] -= x * out[c * n + j];
+    const ${t} *restrict l = l11t + j * ${NB};
+    for (jx_index c = j + 1; c < j1 - j0; c++) row[c] -= x * l[c];
   }
 }
 
