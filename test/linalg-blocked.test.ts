@@ -3,7 +3,8 @@
 // and last row), on sizes that are not multiples of the block, rectangular, batched (a matrix per thread) and single
 // (the updates over every thread); a zero column (an exact zero pivot: JAX's pivots and the solve's infs and NaNs),
 // matrices that are not positive definite (NaN as JAX gives them, whether the failure is in the first block or a later one), and
-// the blocked triangular solve against the unblocked one (fewer right-hand sides than BLOCKED_MIN_COLUMNS), also
+// the blocked triangular solve against the unblocked or row-oriented one (fewer right-hand sides than
+// BLOCKED_MIN_COLUMNS), also
 // through a zero diagonal. CPU only: on the GPU these sizes take the block-per-matrix kernels, tested by
 // linalg-lu.test.ts.
 import test, { type ExecutionContext } from 'ava';
@@ -67,59 +68,77 @@ test('the fixtures take the blocked path (sizes from BLOCKED_MIN, not multiples 
   for (const c of fixture.cases) t.true(Math.min(...c.shape.slice(-2)) >= BLOCKED_MIN, `${c.fn} ${c.shape}`);
 });
 
+// each test's work is one jitted program: one C compile, where eager calls would compile a kernel per operation
 for (const dtype of ['float32', 'float64'] as const) {
   test.serial(`lu ${dtype}: LAPACK's pivots exactly, U's diagonal, P A = L U; a zero column's pivot and solve`, (t) => {
     if (onCuda) return t.pass();
     inX64(dtype, () => {
-      for (const c of fixture.cases.filter((x) => x.fn === 'lu' && x.dtype === dtype)) {
+      const cases = fixture.cases.filter((x) => x.fn === 'lu' && x.dtype === dtype);
+      const inputs = cases.map((c) => {
         const values = generated(c.shape, c.seed);
         const [m, n] = c.shape.slice(-2) as [number, number];
         if (c.zeroColumn !== undefined) for (let i = 0; i < m; i++) values[i * n + c.zeroColumn] = 0;
-        const a = jnp.array(values, { dtype }).reshape(c.shape);
-        const [lu, pivots, perm] = lax.linalg.lu(a);
-        const name = `lu ${dtype} ${JSON.stringify(c.shape)}${c.zeroColumn !== undefined ? ' zero column' : ''}`;
-        t.deepEqual(globalThis.Array.from(pivots.dataSync(), Number), c.pivots, `${name}: pivots`);
-        assertClose(t, jnp.diagonal(lu, { axis1: -2, axis2: -1 }), c.diagonal, dtype, `${name}: U's diagonal`);
+        return jnp.array(values, { dtype }).reshape(c.shape);
+      });
+      const results = jax.jit((...as: Array[]) => as.map((a, q) => {
+        const c = cases[q]!;
+        const [m, n] = c.shape.slice(-2) as [number, number];
         const k = Math.min(m, n);
-        const l = jnp.add(jnp.tril(lu, -1).index(...c.shape.slice(0, -2).map(() => null), null, [0, k]), jnp.eye(m, k, { dtype }));
-        const u = jnp.triu(lu).index(...c.shape.slice(0, -2).map(() => null), [0, k], null);
+        const batch = c.shape.slice(0, -2).map(() => null);
+        const [lu, pivots, perm] = lax.linalg.lu(a);
+        const l = jnp.add(jnp.tril(lu, -1).index(...batch, null, [0, k]), jnp.eye(m, k, { dtype }));
+        const u = jnp.triu(lu).index(...batch, [0, k], null);
         const pa = jnp.takeAlongAxis(a, jnp.broadcastTo(jnp.expandDims(perm, -1), c.shape), -2);
-        const residual = maxAbs(jnp.subtract(mm(l, u), pa));
-        t.true(residual <= (dtype === 'float64' ? 1e-11 : 1e-5) * k * 16, `${name}: |P A - L U| = ${residual}`);
-        if (c.solveFinite) {
-          const x = jnp.linalg.solve(a, jnp.ones([m, 1], { dtype }));
-          t.deepEqual(globalThis.Array.from(x.dataSync(), (v) => Number.isFinite(v)), c.solveFinite, `${name}: solve's finite entries`);
-        }
-      }
+        const residual = jnp.max(jnp.abs(jnp.subtract(mm(l, u), pa)));
+        const solve = c.solveFinite ? [jnp.linalg.solve(a, jnp.ones([m, 1], { dtype }))] : [];
+        return [pivots, jnp.diagonal(lu, { axis1: -2, axis2: -1 }), residual, ...solve];
+      }))(...inputs) as Array[][];
+      cases.forEach((c, q) => {
+        const [pivots, diagonal, residual, solve] = results[q]!;
+        const name = `lu ${dtype} ${JSON.stringify(c.shape)}${c.zeroColumn !== undefined ? ' zero column' : ''}`;
+        const k = Math.min(...c.shape.slice(-2));
+        t.deepEqual(globalThis.Array.from(pivots!.dataSync(), Number), c.pivots, `${name}: pivots`);
+        assertClose(t, diagonal!, c.diagonal, dtype, `${name}: U's diagonal`);
+        const r = residual!.item() as number;
+        t.true(r <= (dtype === 'float64' ? 1e-11 : 1e-5) * k * 16, `${name}: |P A - L U| = ${r}`);
+        if (c.solveFinite) t.deepEqual(globalThis.Array.from(solve!.dataSync(), (v) => Number.isFinite(v)), c.solveFinite, `${name}: solve's finite entries`);
+      });
     });
   });
 
   test.serial(`cholesky ${dtype}: JAX's diagonal and last row, L L^T = A; not positive definite (first or later block): NaN as JAX`, (t) => {
     if (onCuda) return t.pass();
     inX64(dtype, () => {
-      for (const c of fixture.cases.filter((x) => x.fn === 'cholesky' && x.dtype === dtype)) {
+      const cases = fixture.cases.filter((x) => x.fn === 'cholesky' && x.dtype === dtype);
+      // per case: the matrix; a negative diagonal in the first block, and one where only the third block's pivot goes
+      // negative; a batch of two, the second not positive definite (a matrix per thread)
+      const failAt = (n: number) => [3, Math.min(2 * NB + 5, n - 1)];
+      const inputs = cases.map((c) => {
         const n = c.shape[0]!;
-        const a = jnp.array(spd(n, c.seed), { dtype }).reshape([n, n]);
-        const L = lax.linalg.cholesky(a);
-        assertClose(t, jnp.diagonal(L), c.diagonal, dtype, `cholesky ${dtype} ${n}: diagonal`);
-        assertClose(t, L.index(-1), c.lastRow!, dtype, `cholesky ${dtype} ${n}: last row`);
-        t.is(maxAbs(jnp.triu(L, 1)), 0, `cholesky ${dtype} ${n}: upper triangle`);
-        const residual = maxAbs(jnp.subtract(mm(L, jnp.transpose(L)), a));
-        t.true(residual <= (dtype === 'float64' ? 1e-11 : 1e-5) * n * 16, `cholesky ${dtype} ${n}: |L L^T - A| = ${residual}`);
-        // a negative diagonal in the first block, and one where only the third block's pivot goes negative
-        for (const at of [3, Math.min(2 * NB + 5, n - 1)]) {
-          const bad = spd(n, c.seed);
-          bad[at * n + at] = -1;
-          const got = globalThis.Array.from(lax.linalg.cholesky(jnp.array(bad, { dtype }).reshape([n, n])).dataSync(), Number);
-          t.true(failedAsJax(got, n), `cholesky ${dtype} ${n}, negative diagonal at ${at}: NaN below the diagonal, 0 above`);
-        }
-        // batched: a matrix per thread, the second one not positive definite
-        const bad = spd(n, c.seed);
-        bad[(n - 1) * n + n - 1] = -1e6;
-        const both = lax.linalg.cholesky(jnp.stack([a, jnp.array(bad, { dtype }).reshape([n, n])]));
-        t.is(maxAbs(jnp.subtract(both.index(0), L)), 0, `cholesky ${dtype} ${n} batched: the first matrix as alone`);
-        t.true(failedAsJax(globalThis.Array.from(both.index(1).dataSync(), Number), n), `cholesky ${dtype} ${n} batched: the second failed`);
-      }
+        const good = spd(n, c.seed);
+        const bad = (at: number, value: number) => jnp.array(good.map((v, e) => (e === at * n + at ? value : v)), { dtype }).reshape([n, n]);
+        const a = jnp.array(good, { dtype }).reshape([n, n]);
+        return [a, ...failAt(n).map((at) => bad(at, -1)), jnp.stack([a, bad(n - 1, -1e6)])];
+      });
+      const results = jax.jit((...xs: Array[][]) => xs.map(([a, ...rest]) => {
+        const L = lax.linalg.cholesky(a!);
+        return [L, jnp.max(jnp.abs(jnp.subtract(mm(L, jnp.transpose(L)), a!))), ...rest.map((x) => lax.linalg.cholesky(x))];
+      }))(...inputs) as Array[][];
+      cases.forEach((c, q) => {
+        const n = c.shape[0]!;
+        const [L, residual, ...failed] = results[q]!;
+        const both = failed.pop()!;
+        assertClose(t, jnp.diagonal(L!), c.diagonal, dtype, `cholesky ${dtype} ${n}: diagonal`);
+        assertClose(t, L!.index(-1), c.lastRow!, dtype, `cholesky ${dtype} ${n}: last row`);
+        const values = L!.dataSync();
+        t.true(values.every((v, e) => e % n <= Math.floor(e / n) || v === 0), `cholesky ${dtype} ${n}: upper triangle`);
+        const r = residual!.item() as number;
+        t.true(r <= (dtype === 'float64' ? 1e-11 : 1e-5) * n * 16, `cholesky ${dtype} ${n}: |L L^T - A| = ${r}`);
+        failed.forEach((f, i) => t.true(failedAsJax(globalThis.Array.from(f.dataSync(), Number), n), `cholesky ${dtype} ${n}, negative diagonal at ${failAt(n)[i]}: NaN below the diagonal, 0 above`));
+        const pair = globalThis.Array.from(both.dataSync(), Number);
+        t.deepEqual(pair.slice(0, n * n), globalThis.Array.from(values, Number), `cholesky ${dtype} ${n} batched: the first matrix as alone`);
+        t.true(failedAsJax(pair.slice(n * n), n), `cholesky ${dtype} ${n} batched: the second failed`);
+      });
     });
   });
 
@@ -130,40 +149,42 @@ for (const dtype of ['float32', 'float64'] as const) {
       const cols = BLOCKED_MIN_COLUMNS + 5;
       const few = BLOCKED_MIN_COLUMNS - 1;
       const values = generated([r, r], 11).map((v, e) => (Math.floor(e / r) === e % r ? v / 4 + 40 * Math.sign(v || 1) : v / 256));
-      const a = jnp.array(values, { dtype }).reshape([r, r]);
-      const b = jnp.array(generated([r, cols], 12), { dtype }).reshape([r, cols]);
       // a zero on the diagonal: infs and NaNs, in the same entries on both paths
-      const singular = jnp.array(values.map((v, e) => (e === 70 * r + 70 ? 0 : v)), { dtype }).reshape([r, r]);
-      for (const leftSide of [true, false]) {
-        for (const lower of [true, false]) {
-          for (const transposeA of [true, false]) {
-            for (const unitDiagonal of transposeA ? [false, true] : [false]) {
-              const options = { leftSide, lower, transposeA, unitDiagonal };
-              const name = `triangular solve ${dtype} ${JSON.stringify(options)}`;
-              const rhs = leftSide ? b : jnp.transpose(b);
-              const part = leftSide ? b.index(null, [0, few]) : jnp.transpose(b).index([0, few]);
-              const x = lax.linalg.triangularSolve(a, rhs, options);
-              const x1 = lax.linalg.triangularSolve(a, part, options);
-              const head = leftSide ? x.index(null, [0, few]) : x.index([0, few]);
-              const diff = maxAbs(jnp.subtract(head, x1)) / Math.max(1, maxAbs(x1));
-              t.true(diff <= tolerance(dtype) * 10, `${name}: blocked vs unblocked ${diff}`);
-              const tri = lower ? jnp.tril(a) : jnp.triu(a);
-              const withDiagonal = unitDiagonal ? jnp.add(jnp.subtract(tri, jnp.multiply(jnp.eye(r, null, { dtype }), a)), jnp.eye(r, null, { dtype })) : tri;
-              const op = transposeA ? jnp.transpose(withDiagonal) : withDiagonal;
-              const residual = maxAbs(jnp.subtract(leftSide ? mm(op, x) : mm(x, op), rhs)) / Math.max(1, maxAbs(rhs));
-              t.true(residual <= tolerance(dtype) * 10, `${name}: residual ${residual}`);
-              if (!unitDiagonal) {
-                const s = lax.linalg.triangularSolve(singular, rhs, options);
-                const s1 = lax.linalg.triangularSolve(singular, part, options);
-                const finite = (y: Array) => globalThis.Array.from(y.dataSync(), (v) => Number.isFinite(v));
-                const sHead = leftSide ? s.index(null, [0, few]) : s.index([0, few]);
-                t.deepEqual(finite(sHead), finite(s1), `${name}, zero diagonal: the same entries non-finite`);
-                t.true(finite(s1).includes(false), `${name}, zero diagonal: some entries non-finite`);
-              }
-            }
-          }
+      const singularValues = values.map((v, e) => (e === 70 * r + 70 ? 0 : v));
+      // float32: every side, triangle and transpose (each a blocked GEMM's layout), a unit diagonal, transposed or not;
+      // float64 (its own GEMM loops): three of them
+      const all = [true, false].flatMap((leftSide) => [true, false].flatMap((lower) => [true, false].map((transposeA) => ({ leftSide, lower, transposeA, unitDiagonal: false }))));
+      const configs = dtype === 'float32'
+        ? [...all, { leftSide: true, lower: true, transposeA: true, unitDiagonal: true }, { leftSide: true, lower: false, transposeA: false, unitDiagonal: true }]
+        : all.filter((o) => o.lower && (o.leftSide || o.transposeA));
+      const results = jax.jit((a: Array, b: Array, singular: Array) => configs.map((options) => {
+        const { leftSide, lower, transposeA, unitDiagonal } = options;
+        const rhs = leftSide ? b : jnp.transpose(b);
+        const part = leftSide ? b.index(null, [0, few]) : jnp.transpose(b).index([0, few]);
+        const head = (x: Array) => (leftSide ? x.index(null, [0, few]) : x.index([0, few]));
+        const x = lax.linalg.triangularSolve(a, rhs, options);
+        const x1 = lax.linalg.triangularSolve(a, part, options);
+        const tri = lower ? jnp.tril(a) : jnp.triu(a);
+        const eye = jnp.eye(r, null, { dtype });
+        const op1 = unitDiagonal ? jnp.add(jnp.subtract(tri, jnp.multiply(eye, a)), eye) : tri;
+        const op = transposeA ? jnp.transpose(op1) : op1;
+        const residual = jnp.max(jnp.abs(jnp.subtract(leftSide ? mm(op, x) : mm(x, op), rhs)));
+        const singularOut = unitDiagonal ? [] : [head(lax.linalg.triangularSolve(singular, rhs, options)), lax.linalg.triangularSolve(singular, part, options)];
+        return [head(x), x1, residual, jnp.max(jnp.abs(rhs)), ...singularOut];
+      }))(jnp.array(values, { dtype }).reshape([r, r]), jnp.array(generated([r, cols], 12), { dtype }).reshape([r, cols]), jnp.array(singularValues, { dtype }).reshape([r, r])) as Array[][];
+      configs.forEach((options, q) => {
+        const name = `triangular solve ${dtype} ${JSON.stringify(options)}`;
+        const [head, x1, residual, scale, sHead, s1] = results[q]!;
+        const diff = maxAbs(jnp.subtract(head!, x1!)) / Math.max(1, maxAbs(x1!));
+        t.true(diff <= tolerance(dtype) * 10, `${name}: blocked vs unblocked ${diff}`);
+        const rel = (residual!.item() as number) / Math.max(1, scale!.item() as number);
+        t.true(rel <= tolerance(dtype) * 10, `${name}: residual ${rel}`);
+        if (sHead) {
+          const finite = (y: Array) => globalThis.Array.from(y.dataSync(), (v) => Number.isFinite(v));
+          t.deepEqual(finite(sHead), finite(s1!), `${name}, zero diagonal: the same entries non-finite`);
+          t.true(finite(s1!).includes(false), `${name}, zero diagonal: some entries non-finite`);
         }
-      }
+      });
     });
   });
 }
