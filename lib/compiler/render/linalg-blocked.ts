@@ -8,8 +8,9 @@
 // float64), split over the OpenMP threads when there is one matrix. Sizes:
 // linalgC (render/linalg-targets.ts) takes this path for float32 and float64
 // from BLOCKED_MIN rows/columns up (LU's min(m, n), Cholesky's n, a triangular
-// solve's unknowns with at least BLOCKED_MIN_COLUMNS right-hand sides); below
-// it the unblocked loops win (measured: bench/RESULTS.md).
+// solve's unknowns: blocked with at least BLOCKED_MIN_COLUMNS right-hand sides,
+// row-oriented substitution with fewer where a's rows are M's rows); below it
+// the unblocked loops are as fast (measured: bench/RESULTS.md).
 import type { LinalgKernel } from '../kernel-ir.js';
 
 /** Columns per block: a panel of NB columns, GEMM updates of depth NB. */
@@ -29,9 +30,16 @@ export function blockedWhen(k: LinalgKernel): string {
   switch (k.op) {
     case 'lu': return `(m < n ? m : n) >= ${BLOCKED_MIN}`;
     case 'cholesky': return `n >= ${BLOCKED_MIN}`;
-    case 'triangular_solve': return k.leftSide ? `m >= ${BLOCKED_MIN} && n >= ${BLOCKED_MIN_COLUMNS}` : `n >= ${BLOCKED_MIN} && m >= ${BLOCKED_MIN_COLUMNS}`;
+    case 'triangular_solve': {
+      // few right-hand sides: a row-oriented substitution where M's rows are a's rows (see linalgBlockedC)
+      const [r, cols] = k.leftSide ? ['m', 'n'] : ['n', 'm'];
+      return `${r} >= ${BLOCKED_MIN}${triangularTransposed(k) ? ` && ${cols} >= ${BLOCKED_MIN_COLUMNS}` : ''}`;
+    }
   }
 }
+
+/** Whether a triangular solve's system matrix M is a transposed (M(i, j) = a[j][i]). */
+const triangularTransposed = (k: LinalgKernel) => !!k.transposeA !== !k.leftSide;
 
 /** The trailing-update GEMM, C -= A . B, every thread on it when `par`. */
 function gemmSub(name: string, double: boolean): string {
@@ -255,7 +263,7 @@ static void ${name}_blocked`);
     case 'triangular_solve': {
       // the same system as render/linalg.ts's: M x = b over r unknowns per column, M(i, c) read from a directly or
       // transposed, X(i, c) a row of out (left side) or a column (right side)
-      const transposed = !!k.transposeA !== !k.leftSide;
+      const transposed = triangularTransposed(k);
       const forward = !!k.lower !== transposed;
       const M = (i: string, c: string) => (transposed ? `a[(${c}) * r + (${i})]` : `a[(${i}) * r + (${c})]`);
       const X = (i: string, c: string) => (k.leftSide ? `out[(${i}) * n + (${c})]` : `out[(${c}) * n + (${i})]`);
@@ -287,6 +295,21 @@ static void ${name}_blocked`);
         '(void)batch;',
         `const jx_index r = ${k.leftSide ? 'm' : 'n'}, cols = ${k.leftSide ? 'n' : 'm'};`,
         'memcpy(out, b, sizeof(*out) * (size_t)(m * n));',
+        // few right-hand sides of an untransposed M: row by row, each row of X taking its updates in the order the
+        // column-oriented substitution gives them (the same operations: identical results), reading M along its rows
+        // where the column-oriented loop reads a page per element
+        ...(transposed ? [] : [
+          `if (cols < ${BLOCKED_MIN_COLUMNS}) {`,
+          `  for (jx_index i = ${forward ? '0' : 'r - 1'}; ${forward ? 'i < r' : 'i >= 0'}; ${forward ? 'i++' : 'i--'}) {`,
+          `    for (jx_index j = ${forward ? '0' : 'r - 1'}; ${forward ? 'j < i' : 'j > i'}; ${forward ? 'j++' : 'j--'}) {`,
+          `      const ${t} mij = ${M('i', 'j')};`,
+          `      for (jx_index c = 0; c < cols; c++) ${X('i', 'c')} -= mij * ${X('j', 'c')};`,
+          '    }',
+          ...(k.unitDiagonal ? [] : [`    const ${t} rinv = (${t})1 / ${M('i', 'i')};`, `    for (jx_index c = 0; c < cols; c++) ${X('i', 'c')} *= rinv;`]),
+          '  }',
+          '  return;',
+          '}',
+        ]),
         ...(forward
           ? [
               `for (jx_index j0 = 0; j0 < r; j0 += ${NB}) {`,

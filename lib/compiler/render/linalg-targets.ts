@@ -8,6 +8,15 @@
 // small matrices fill the GPU with blocks, and a large single matrix gets one
 // block, so it serves batched small and medium matrices (a large one would
 // want a blocked algorithm with GEMM updates).
+// Which path serves which sizes:
+// - C, float32/float64: the unblocked spec below 128 (LU's min(m, n),
+//   Cholesky's n, a triangular solve's unknowns), render/linalg-blocked.ts's
+//   blocked getrf/potrf/trsm from 128 up (at 128 the two are even; the
+//   blocked LU is 1.2x at 160, 1.8x at 256, 3x at 512, 4x at 1024 on one
+//   thread); a triangular solve with fewer than 16 right-hand sides from 128
+//   up is a row-oriented substitution where a's rows are the system's rows,
+//   else the unblocked spec. Other dtypes: the unblocked spec at every size.
+// - CUDA: one block per matrix at every size (no blocked GPU path yet).
 import type { LinalgKernel } from '../kernel-ir.js';
 import { type RenderedKernel, indent, indexType, int } from './cuda-common.js';
 import { C_DIALECT, C_TYPES, CUDA_DIALECT, CUDA_TYPES } from './expr.js';
