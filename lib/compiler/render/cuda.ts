@@ -59,7 +59,7 @@ import { reduce } from './cuda-reduce.js';
 import { type GemmTarget, dot } from './cuda-dot.js';
 import { indexed } from './cuda-indexed.js';
 import { linalgBufferCount } from './linalg-eig.js';
-import { linalgCuda } from './linalg-targets.js';
+import { linalgCuda, qrCuda } from './linalg-targets.js';
 import { decisionComment, elementwiseVectorWidth, gridStrideLaunch, tmaAllowed, transposeTiling } from './cuda-decisions.js';
 
 const { computeType, loadValue, storageType, storeValue } = CUDA_TYPES;
@@ -160,7 +160,7 @@ function renderKernel(k: Kernel, params: readonly number[], alignments: number[]
     case 'gather': return indexed(k, params, name);
     case 'scatter': return indexed(k, params, name);
     case 'sort': return indexed(k, params, name);
-    case 'orthogonal': return indexed(k, params, name);
+    case 'orthogonal': return k.op === 'qr' ? qrCuda(k, params) : indexed(k, params, name);
     case 'linalg': return linalgCuda(k, params);
   }
 }

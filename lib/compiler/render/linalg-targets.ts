@@ -17,11 +17,12 @@
 //   up is a row-oriented substitution where a's rows are the system's rows,
 //   else the unblocked spec. Other dtypes: the unblocked spec at every size.
 // - CUDA: one block per matrix at every size (no blocked GPU path yet).
-import type { LinalgKernel } from '../kernel-ir.js';
+import type { LinalgKernel, OrthogonalKernel } from '../kernel-ir.js';
 import { type RenderedKernel, indent, indexType, int } from './cuda-common.js';
 import { C_DIALECT, C_TYPES, CUDA_DIALECT, CUDA_TYPES } from './expr.js';
 import { blockedWhen, hasBlocked, linalgBlockedC } from './linalg-blocked.js';
 import { type LinalgSpec, type LinalgStep, linalgSpec } from './linalg.js';
+import { qrSpec } from './linalg-qr.js';
 
 interface Target {
   parallel: (loop: Extract<LinalgStep, { parallel: unknown }>) => string[];
@@ -123,12 +124,22 @@ ${indent(params, 2)}
 /** The CUDA body for a linalg kernel at the exact params: a block per matrix. */
 export function linalgCuda(k: LinalgKernel, params: readonly number[]): RenderedKernel {
   const spec = linalgSpec(k, { sqrt: CUDA_DIALECT.sqrt, nan: 'JX_NANF' });
-  if (params.length !== spec.params.length) throw new Error(`render/cuda: a linalg ${k.op} kernel takes params [${spec.params.join(', ')}], got ${JSON.stringify(params)}`);
-  const [batch, ...sizes] = params as [number, ...number[]];
-  const m = sizes[0]!;
-  const n = sizes[sizes.length - 1]!;
-  const side = Math.max(m, n);
-  const width = k.op === 'cholesky' ? n * n : m * n;
+  const m = params[1] ?? 0;
+  const n = params[params.length - 1] ?? 0;
+  return specCuda(spec, params, k.op === 'cholesky' ? n * n : m * n, Math.max(m, n));
+}
+
+/** The CUDA body for lax.linalg.qr (render/linalg-qr.ts): a block per matrix, a thread per column of each update. */
+export function qrCuda(k: OrthogonalKernel, params: readonly number[]): RenderedKernel {
+  const spec = qrSpec(k, CUDA_DIALECT.sqrt);
+  const side = Math.max(params[1] ?? 0, params[2] ?? 0);
+  return specCuda(spec, params, side, side);
+}
+
+/** A spec's CUDA body: blocks of 32 to 256 threads as `width` asks, one per matrix, the params baked in. */
+function specCuda(spec: LinalgSpec, params: readonly number[], width: number, side: number): RenderedKernel {
+  if (params.length !== spec.params.length) throw new Error(`render/cuda: a linalg kernel (${spec.label}) takes params [${spec.params.join(', ')}], got ${JSON.stringify(params)}`);
+  const batch = params[0]!;
   const threads = Math.min(256, Math.max(32, 2 ** Math.ceil(Math.log2(Math.max(width, 1)))));
   const idx = indexType([batch * side * side]);
   const lines = [
