@@ -66,6 +66,15 @@ const inX64 = <T>(dtype: DType, fn: () => T): T => withX64(dtype === 'float64', 
 test('the fixtures take the blocked path (sizes from BLOCKED_MIN, not multiples of the block)', (t) => {
   t.true(NB < BLOCKED_MIN && BLOCKED_MIN <= 129, `NB ${NB}, BLOCKED_MIN ${BLOCKED_MIN}: the fixtures' sizes (129 to 200) must be blocked`);
   for (const c of fixture.cases) t.true(Math.min(...c.shape.slice(-2)) >= BLOCKED_MIN, `${c.fn} ${c.shape}`);
+  if (onCuda) return;
+  // the kernels' C has the blocked path from BLOCKED_MIN up (and not below: its compile costs CI time)
+  const sources = (n: number) => jax.jit((a: Array, b: Array) => [lax.linalg.lu(a)[0], lax.linalg.cholesky(a), lax.linalg.triangularSolve(a, b, { leftSide: true, lower: true })])
+    .lower(jnp.zeros([n, n]), jnp.zeros([n, 2])).compile().kernels().filter((k) => k.name.startsWith('linalg_'));
+  for (const [n, large] of [[BLOCKED_MIN, true], [BLOCKED_MIN - 1, false]] as const) {
+    const kernels = sources(n);
+    t.is(kernels.length, 3, `n = ${n}: three linalg kernels`);
+    for (const k of kernels) t.is(k.source.includes(`${k.name}_blocked(`), large, `n = ${n}: ${k.name} ${large ? 'has' : 'lacks'} the blocked path`);
+  }
 });
 
 // each test's work is one jitted program: one C compile, where eager calls would compile a kernel per operation

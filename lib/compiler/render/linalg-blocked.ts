@@ -4,8 +4,10 @@
 // columns at a time: the unblocked algorithm on a narrow panel (same pivot
 // rule, the first largest magnitude; same reciprocal scalings), a triangular
 // solve of the row block, and the trailing update as one GEMM (jaxon_gemm.h's
-// packed kernel for float32 with A packed negated; a row-streaming loop for
-// float64), split over the OpenMP threads when there is one matrix. Sizes:
+// packed kernel for float32 LU and Cholesky, with A packed negated; a
+// row-streaming loop for float64 and for the triangular solves, whose eight
+// layouts would each pay the packed kernel's compile), split over the OpenMP
+// threads when there is one matrix. Sizes:
 // linalgC (render/linalg-targets.ts) takes this path for float32 and float64
 // from BLOCKED_MIN rows/columns up (LU's min(m, n), Cholesky's n, a triangular
 // solve's unknowns: blocked with at least BLOCKED_MIN_COLUMNS right-hand sides,
@@ -41,11 +43,15 @@ export function blockedWhen(k: LinalgKernel): string {
 /** Whether a triangular solve's system matrix M is a transposed (M(i, j) = a[j][i]). */
 const triangularTransposed = (k: LinalgKernel) => !!k.transposeA !== !k.leftSide;
 
-/** The trailing-update GEMM, C -= A . B, every thread on it when `par`. */
-function gemmSub(name: string, double: boolean): string {
+/**
+ * The trailing-update GEMM, C -= A . B, every thread on it when `par`: jaxon_gemm.h's packed kernel (`packed`, float
+ * only) or a row-streaming loop. The packed kernel costs about a second of C compile per kernel, so only LU and
+ * Cholesky take it; the triangular solves (eight layouts, each a kernel) take the loop.
+ */
+function gemmSub(name: string, double: boolean, packed: boolean): string {
   const t = double ? 'double' : 'float';
   const signature = `static void ${name}_sub(jx_index M, jx_index N, jx_index K, const ${t} *A, jx_index sam, jx_index sak, const ${t} *B, jx_index sbk, jx_index sbn, ${t} *C, jx_index ldc, int par)`;
-  if (!double) {
+  if (packed) {
     return `${signature} {
   if (M <= 0 || N <= 0 || K <= 0) return;
   if (par && M * N * K > JX_PARALLEL_THRESHOLD) {
@@ -70,27 +76,27 @@ function gemmSub(name: string, double: boolean): string {
   }
 }`;
   }
-  // float64: a row of C at a time stays in L1 while the K rows of B stream past (or dot products along k when B is
+  // a row of C at a time stays in L1 while the K rows of B stream past (or dot products along k when B is
   // stored transposed, as in Cholesky's L21 L21^T)
-  return `static void ${name}_sub_row(jx_index i, jx_index N, jx_index K, const double *A, jx_index sam, jx_index sak, const double *B, jx_index sbk, jx_index sbn, double *C, jx_index ldc) {
-  double *restrict c = C + i * ldc;
+  return `static void ${name}_sub_row(jx_index i, jx_index N, jx_index K, const ${t} *A, jx_index sam, jx_index sak, const ${t} *B, jx_index sbk, jx_index sbn, ${t} *C, jx_index ldc) {
+  ${t} *restrict c = C + i * ldc;
   if (sbn == 1) {
     for (jx_index k = 0; k < K; k++) {
-      const double a = A[i * sam + k * sak];
-      const double *restrict b = B + k * sbk;
+      const ${t} a = A[i * sam + k * sak];
+      const ${t} *restrict b = B + k * sbk;
       for (jx_index j = 0; j < N; j++) c[j] -= a * b[j];
     }
   } else if (sbk == 1 && sak == 1) {
-    const double *restrict a = A + i * sam;
+    const ${t} *restrict a = A + i * sam;
     for (jx_index j = 0; j < N; j++) {
-      const double *restrict b = B + j * sbn;
-      double s = 0;
+      const ${t} *restrict b = B + j * sbn;
+      ${t} s = 0;
       for (jx_index k = 0; k < K; k++) s += a[k] * b[k];
       c[j] -= s;
     }
   } else {
     for (jx_index k = 0; k < K; k++) {
-      const double a = A[i * sam + k * sak];
+      const ${t} a = A[i * sam + k * sak];
       for (jx_index j = 0; j < N; j++) c[j] -= a * B[k * sbk + j * sbn];
     }
   }
@@ -133,7 +139,7 @@ export function linalgBlockedC(k: LinalgKernel, name: string, sqrt: (double: boo
     ...buffers,
     'const int par = batch == 1;',
   ];
-  const fn = (body: string[]) => `${gemmSub(name, double)}
+  const fn = (body: string[]) => `${gemmSub(name, double, !double && k.op !== 'triangular_solve')}
 
 static void ${name}_blocked(jx_index jx_b, void **buffers, const int64_t *params) {
 ${body.map((l) => `  ${l}`).join('\n')}

@@ -100,7 +100,7 @@ export function linalgC(k: LinalgKernel, name: string): string {
     ...renderSteps(spec.steps, C_TARGET),
   ];
   // large matrices take the blocked path (render/linalg-blocked.ts), chosen per call from the params
-  const blocked = hasBlocked(k)
+  const blocked = hasBlocked(k) && k.large
     ? { functions: `${linalgBlockedC(k, name, C_DIALECT.sqrt)}\n\n`, dispatch: [`if (${blockedWhen(k)}) { ${name}_blocked(jx_b, buffers, params); return; }`] }
     : { functions: '', dispatch: [] };
   return `typedef int64_t jx_index;
