@@ -16,6 +16,8 @@
 //   thread); a triangular solve with fewer than 16 right-hand sides from 128
 //   up is a row-oriented substitution where a's rows are the system's rows,
 //   else the unblocked spec. Other dtypes: the unblocked spec at every size.
+//   Only kernels lowered for matrices from 128 up (LinalgKernel.large) carry
+//   the blocked code; the choice is made again per matrix at run time.
 // - CUDA: one block per matrix at every size (no blocked GPU path yet).
 import type { LinalgKernel, OrthogonalKernel } from '../kernel-ir.js';
 import { type RenderedKernel, indent, indexType, int } from './cuda-common.js';
