@@ -297,6 +297,11 @@ export interface LinalgKernel {
   lower?: boolean;
   transposeA?: boolean;
   unitDiagonal?: boolean;
+  /**
+   * Some matrix reaches render/linalg-blocked.ts's blocked sizes: the C target compiles its blocked path beside the
+   * unblocked one (chosen per matrix at run time); a kernel without it skips that code, a second less of C compile.
+   */
+  large?: boolean;
 }
 
 /**
@@ -381,7 +386,7 @@ export function kernelName(k: Kernel): string {
     case 'gather': return `gather_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
     case 'scatter': return `scatter_${k.combine}_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
     case 'orthogonal': return `linalg_${k.op}${k.fullMatrices ? '_full' : ''}${k.computeUv ? '' : '_nouv'}${k.lower ? '' : '_upper'}${k.sort ? '' : '_unsorted'}_${dtypeCode(k.dtype)}`;
-    case 'linalg': return `linalg_${k.op}${k.op === 'triangular_solve' ? `_${k.leftSide ? 'l' : 'r'}${k.lower ? 'lo' : 'up'}${k.transposeA ? 't' : 'n'}${k.unitDiagonal ? 'u' : ''}` : ''}_${dtypeCode(k.dtype)}`;
+    case 'linalg': return `linalg_${k.op}${k.op === 'triangular_solve' ? `_${k.leftSide ? 'l' : 'r'}${k.lower ? 'lo' : 'up'}${k.transposeA ? 't' : 'n'}${k.unitDiagonal ? 'u' : ''}` : ''}${k.large ? '_large' : ''}_${dtypeCode(k.dtype)}`;
     case 'conv': return `conv${k.spatialRank}d_${dtypeCode(k.inputDtype)}_${dtypeCode(k.outputDtype)}`;
     case 'sort': return `sort_${k.stage}${k.order ? `_${k.order}` : ''}_${k.numKeys}_${k.dtypes.map(dtypeCode).join('_')}`;
   }

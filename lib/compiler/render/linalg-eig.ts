@@ -13,6 +13,12 @@
 //    norms sorted descending; columns of U for zero singular values and the
 //    extra columns of full_matrices completed by Gram-Schmidt on unit vectors.
 // Working storage is in temps the lowering allocates (one slice per matrix).
+// Which path serves which sizes: the C target runs these at every size, a
+// matrix per thread, OpenMP over the batch. On CUDA, qr goes to
+// render/linalg-qr.ts (a thread block per matrix at every size, its threads a
+// column each of every reflector's application: the same arithmetic as here);
+// eigh and svd are still one thread per matrix at every size (a block per
+// matrix with parallel-ordered Jacobi rotations is issue 15's open part).
 import type { Dialect } from './expr.js';
 import type { OrthogonalKernel } from '../kernel-ir.js';
 import type { IndexedBuffer, IndexedSpec } from './indexed.js';

@@ -8,10 +8,23 @@
 // small matrices fill the GPU with blocks, and a large single matrix gets one
 // block, so it serves batched small and medium matrices (a large one would
 // want a blocked algorithm with GEMM updates).
-import type { LinalgKernel } from '../kernel-ir.js';
+// Which path serves which sizes:
+// - C, float32/float64: the unblocked spec below 128 (LU's min(m, n),
+//   Cholesky's n, a triangular solve's unknowns), render/linalg-blocked.ts's
+//   blocked getrf/potrf/trsm from 128 up (at 128 the two are even; the
+//   blocked LU is 1.2x at 160, 1.8x at 256, 3x at 512, 4x at 1024 on one
+//   thread); a triangular solve with fewer than 16 right-hand sides from 128
+//   up is a row-oriented substitution where a's rows are the system's rows,
+//   else the unblocked spec. Other dtypes: the unblocked spec at every size.
+//   Only kernels lowered for matrices from 128 up (LinalgKernel.large) carry
+//   the blocked code; the choice is made again per matrix at run time.
+// - CUDA: one block per matrix at every size (no blocked GPU path yet).
+import type { LinalgKernel, OrthogonalKernel } from '../kernel-ir.js';
 import { type RenderedKernel, indent, indexType, int } from './cuda-common.js';
 import { C_DIALECT, C_TYPES, CUDA_DIALECT, CUDA_TYPES } from './expr.js';
+import { blockedWhen, hasBlocked, linalgBlockedC } from './linalg-blocked.js';
 import { type LinalgSpec, type LinalgStep, linalgSpec } from './linalg.js';
+import { qrSpec } from './linalg-qr.js';
 
 interface Target {
   parallel: (loop: Extract<LinalgStep, { parallel: unknown }>) => string[];
@@ -88,10 +101,14 @@ export function linalgC(k: LinalgKernel, name: string): string {
     ...spec.buffers.map((_, i) => bufferDeclaration(spec, i, C_TYPES.storageType, 'restrict ', `buffers[${i}]`)),
     ...renderSteps(spec.steps, C_TARGET),
   ];
+  // large matrices take the blocked path (render/linalg-blocked.ts), chosen per call from the params
+  const blocked = hasBlocked(k) && k.large
+    ? { functions: `${linalgBlockedC(k, name, C_DIALECT.sqrt)}\n\n`, dispatch: [`if (${blockedWhen(k)}) { ${name}_blocked(jx_b, buffers, params); return; }`] }
+    : { functions: '', dispatch: [] };
   return `typedef int64_t jx_index;
 
-static void ${name}_matrix(jx_index jx_b, void **buffers, const int64_t *params) {
-${indent(matrix, 2)}
+${blocked.functions}static void ${name}_matrix(jx_index jx_b, void **buffers, const int64_t *params) {
+${indent([...params.slice(0, spec.params.length), ...blocked.dispatch, ...matrix.slice(spec.params.length)], 2)}
 }
 
 void ${name}(void **buffers, const int64_t *params) {
@@ -109,12 +126,22 @@ ${indent(params, 2)}
 /** The CUDA body for a linalg kernel at the exact params: a block per matrix. */
 export function linalgCuda(k: LinalgKernel, params: readonly number[]): RenderedKernel {
   const spec = linalgSpec(k, { sqrt: CUDA_DIALECT.sqrt, nan: 'JX_NANF' });
-  if (params.length !== spec.params.length) throw new Error(`render/cuda: a linalg ${k.op} kernel takes params [${spec.params.join(', ')}], got ${JSON.stringify(params)}`);
-  const [batch, ...sizes] = params as [number, ...number[]];
-  const m = sizes[0]!;
-  const n = sizes[sizes.length - 1]!;
-  const side = Math.max(m, n);
-  const width = k.op === 'cholesky' ? n * n : m * n;
+  const m = params[1] ?? 0;
+  const n = params[params.length - 1] ?? 0;
+  return specCuda(spec, params, k.op === 'cholesky' ? n * n : m * n, Math.max(m, n));
+}
+
+/** The CUDA body for lax.linalg.qr (render/linalg-qr.ts): a block per matrix, a thread per column of each update. */
+export function qrCuda(k: OrthogonalKernel, params: readonly number[]): RenderedKernel {
+  const spec = qrSpec(k, CUDA_DIALECT.sqrt);
+  const side = Math.max(params[1] ?? 0, params[2] ?? 0);
+  return specCuda(spec, params, side, side);
+}
+
+/** A spec's CUDA body: blocks of 32 to 256 threads as `width` asks, one per matrix, the params baked in. */
+function specCuda(spec: LinalgSpec, params: readonly number[], width: number, side: number): RenderedKernel {
+  if (params.length !== spec.params.length) throw new Error(`render/cuda: a linalg kernel (${spec.label}) takes params [${spec.params.join(', ')}], got ${JSON.stringify(params)}`);
+  const batch = params[0]!;
   const threads = Math.min(256, Math.max(32, 2 ** Math.ceil(Math.log2(Math.max(width, 1)))));
   const idx = indexType([batch * side * side]);
   const lines = [
