@@ -32,8 +32,12 @@ typedef struct compile_job {
   size_t image_size;
   napi_deferred deferred;
   napi_async_work work;
-  struct compile_job *next; /* in the compile pool's queue */
+  struct compile_job *next;      /* in the compile pool's queue */
+  struct compile_job *live_next; /* in compile_pool.live, from its queueing until JS takes its result */
+  int state;                     /* JOB_QUEUED, JOB_RUNNING or JOB_DONE, under compile_pool.lock */
 } compile_job;
+
+enum { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 
 typedef struct jaxon_cuda_module {
   jaxon_cuda_device *device;
@@ -248,13 +252,14 @@ static void complete_compile(napi_env env, napi_status status, void *data) {
 
 static struct {
   pthread_mutex_t lock;
-  pthread_cond_t wake;
+  pthread_cond_t wake, finished;
   compile_job *head, *tail;
+  compile_job *live; /* every queued, running or finished job whose result JS has not taken yet */
   int threads;
   napi_env env;
   napi_threadsafe_function done;
   uint32_t outstanding; /* touched on the JS thread only */
-} compile_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, 0, NULL, NULL, 0};
+} compile_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, NULL, 0, NULL, NULL, 0};
 
 static void *compile_worker(void *unused) {
   (void)unused;
@@ -264,15 +269,76 @@ static void *compile_worker(void *unused) {
     compile_job *job = compile_pool.head;
     compile_pool.head = job->next;
     if (!compile_pool.head) compile_pool.tail = NULL;
+    job->state = JOB_RUNNING;
     pthread_mutex_unlock(&compile_pool.lock);
     run_compile(job);
+    pthread_mutex_lock(&compile_pool.lock);
+    job->state = JOB_DONE;
+    pthread_cond_broadcast(&compile_pool.finished);
+    pthread_mutex_unlock(&compile_pool.lock);
     napi_call_threadsafe_function(compile_pool.done, job, napi_tsfn_blocking);
   }
   return NULL;
 }
 
+static int same_strings(char *const *a, char *const *b, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++)
+    if (strcmp(a[i], b[i]) != 0) return 0;
+  return 1;
+}
+
+/** Whether two jobs compile the same program (source, name, options, headers) for the same NVRTC. */
+static int same_program(const compile_job *a, const compile_job *b) {
+  return a->nvrtc == b->nvrtc && a->want_cubin == b->want_cubin && a->num_options == b->num_options &&
+         a->num_headers == b->num_headers && strcmp(a->name, b->name) == 0 && strcmp(a->source, b->source) == 0 &&
+         same_strings(a->options, b->options, a->num_options) && same_strings(a->header_names, b->header_names, a->num_headers) &&
+         same_strings(a->header_contents, b->header_contents, a->num_headers);
+}
+
+/**
+ * The pool job already compiling what `job` asks for, once its result is there; NULL if there is none. A synchronous
+ * caller asks first, so that a kernel an eager op queued for the pool a moment before its result was read is compiled
+ * once, not twice (once more on the calling thread): a queued twin is taken off the queue and compiled here (its
+ * promise still settles, through the pool's threadsafe function), a running one is waited for. The twin stays
+ * allocated until finish_compile_on_js runs on the JS thread, which a synchronous caller is holding.
+ */
+static compile_job *finished_twin(const compile_job *job) {
+  if (!compile_pool.threads) return NULL;
+  pthread_mutex_lock(&compile_pool.lock);
+  compile_job *twin = compile_pool.live;
+  while (twin && !same_program(twin, job)) twin = twin->live_next;
+  if (twin && twin->state == JOB_QUEUED) {
+    compile_job *previous = NULL;
+    for (compile_job *at = compile_pool.head; at != twin; at = at->next) previous = at;
+    if (previous) previous->next = twin->next;
+    else compile_pool.head = twin->next;
+    if (compile_pool.tail == twin) compile_pool.tail = previous;
+    twin->next = NULL;
+    twin->state = JOB_RUNNING;
+    pthread_mutex_unlock(&compile_pool.lock);
+    run_compile(twin);
+    pthread_mutex_lock(&compile_pool.lock);
+    twin->state = JOB_DONE;
+    pthread_cond_broadcast(&compile_pool.finished);
+    pthread_mutex_unlock(&compile_pool.lock);
+    napi_call_threadsafe_function(compile_pool.done, twin, napi_tsfn_nonblocking);
+    return twin;
+  }
+  while (twin && twin->state != JOB_DONE) pthread_cond_wait(&compile_pool.finished, &compile_pool.lock);
+  pthread_mutex_unlock(&compile_pool.lock);
+  return twin;
+}
+
 static void finish_compile_on_js(napi_env env, napi_value callback, void *context, void *data) {
   compile_job *job = data;
+  pthread_mutex_lock(&compile_pool.lock);
+  for (compile_job **at = &compile_pool.live; *at; at = &(*at)->live_next) {
+    if (*at == job) {
+      *at = job->live_next;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&compile_pool.lock);
   if (env) {
     int ok = 0;
     napi_value outcome = compile_outcome(env, job, &ok);
@@ -320,6 +386,9 @@ static napi_value cuda_compile(napi_env env, napi_callback_info info) {
     if (compile_pool.tail) compile_pool.tail->next = job;
     else compile_pool.head = job;
     compile_pool.tail = job;
+    job->state = JOB_QUEUED;
+    job->live_next = compile_pool.live;
+    compile_pool.live = job;
     pthread_cond_signal(&compile_pool.wake);
     pthread_mutex_unlock(&compile_pool.lock);
     return promise;
@@ -334,9 +403,10 @@ static napi_value cuda_compile(napi_env env, napi_callback_info info) {
 static napi_value cuda_compile_sync(napi_env env, napi_callback_info info) {
   compile_job *job = read_job(env, info, "cudaCompileSync");
   if (!job) return NULL;
-  run_compile(job);
+  compile_job *twin = finished_twin(job);
+  if (!twin) run_compile(job);
   int ok = 0;
-  napi_value outcome = compile_outcome(env, job, &ok);
+  napi_value outcome = compile_outcome(env, twin ? twin : job, &ok);
   free_job(job);
   if (!ok) napi_throw(env, outcome);
   return ok ? outcome : NULL;
@@ -344,6 +414,7 @@ static napi_value cuda_compile_sync(napi_env env, napi_callback_info info) {
 
 typedef struct {
   compile_job **jobs;
+  compile_job **twins; /* the pool job that compiled jobs[i] already, if one did (finished_twin) */
   uint32_t count;
   uint32_t next; /* taken with __atomic_fetch_add */
 } compile_batch;
@@ -353,7 +424,7 @@ static void *batch_worker(void *data) {
   for (;;) {
     uint32_t i = __atomic_fetch_add(&batch->next, 1, __ATOMIC_RELAXED);
     if (i >= batch->count) return NULL;
-    run_compile(batch->jobs[i]);
+    if (!(batch->twins[i] = finished_twin(batch->jobs[i]))) run_compile(batch->jobs[i]);
   }
 }
 
@@ -370,8 +441,12 @@ static napi_value cuda_compile_sync_many(napi_env env, napi_callback_info info) 
     napi_throw_type_error(env, NULL, "jaxon cuda: cudaCompileSyncMany: jobs must be an array of [source, name, options]");
     return NULL;
   }
-  compile_batch batch = {calloc(count + 1, sizeof(compile_job *)), count, 0};
-  if (!batch.jobs) return NULL;
+  compile_batch batch = {calloc(count + 1, sizeof(compile_job *)), calloc(count + 1, sizeof(compile_job *)), count, 0};
+  if (!batch.jobs || !batch.twins) {
+    free(batch.jobs);
+    free(batch.twins);
+    return NULL;
+  }
   uint32_t read = 0;
   for (; read < count; read++) {
     napi_value entry, parts[4];
@@ -400,12 +475,13 @@ static napi_value cuda_compile_sync_many(napi_env env, napi_callback_info info) 
   JAXON_CHECK(env, napi_create_array_with_length(env, count, &result));
   for (uint32_t i = 0; i < count; i++) {
     int ok = 0;
-    napi_set_element(env, result, i, compile_outcome(env, batch.jobs[i], &ok));
+    napi_set_element(env, result, i, compile_outcome(env, batch.twins[i] ? batch.twins[i] : batch.jobs[i], &ok));
   }
 done:
   for (uint32_t i = 0; i < read && i < count; i++)
     if (batch.jobs[i]) free_job(batch.jobs[i]);
   free(batch.jobs);
+  free(batch.twins);
   return result;
 }
 
