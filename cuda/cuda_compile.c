@@ -261,6 +261,18 @@ static struct {
   uint32_t outstanding; /* touched on the JS thread only */
 } compile_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, NULL, 0, NULL, NULL, 0};
 
+/** Compiles a job taken off the queue (called with compile_pool.lock held; returns without it) and posts it to JS. */
+static void compile_taken(compile_job *job, napi_threadsafe_function_call_mode mode) {
+  job->state = JOB_RUNNING;
+  pthread_mutex_unlock(&compile_pool.lock);
+  run_compile(job);
+  pthread_mutex_lock(&compile_pool.lock);
+  job->state = JOB_DONE;
+  pthread_cond_broadcast(&compile_pool.finished);
+  pthread_mutex_unlock(&compile_pool.lock);
+  napi_call_threadsafe_function(compile_pool.done, job, mode);
+}
+
 static void *compile_worker(void *unused) {
   (void)unused;
   for (;;) {
@@ -269,14 +281,7 @@ static void *compile_worker(void *unused) {
     compile_job *job = compile_pool.head;
     compile_pool.head = job->next;
     if (!compile_pool.head) compile_pool.tail = NULL;
-    job->state = JOB_RUNNING;
-    pthread_mutex_unlock(&compile_pool.lock);
-    run_compile(job);
-    pthread_mutex_lock(&compile_pool.lock);
-    job->state = JOB_DONE;
-    pthread_cond_broadcast(&compile_pool.finished);
-    pthread_mutex_unlock(&compile_pool.lock);
-    napi_call_threadsafe_function(compile_pool.done, job, napi_tsfn_blocking);
+    compile_taken(job, napi_tsfn_blocking);
   }
   return NULL;
 }
@@ -314,14 +319,7 @@ static compile_job *finished_twin(const compile_job *job) {
     else compile_pool.head = twin->next;
     if (compile_pool.tail == twin) compile_pool.tail = previous;
     twin->next = NULL;
-    twin->state = JOB_RUNNING;
-    pthread_mutex_unlock(&compile_pool.lock);
-    run_compile(twin);
-    pthread_mutex_lock(&compile_pool.lock);
-    twin->state = JOB_DONE;
-    pthread_cond_broadcast(&compile_pool.finished);
-    pthread_mutex_unlock(&compile_pool.lock);
-    napi_call_threadsafe_function(compile_pool.done, twin, napi_tsfn_nonblocking);
+    compile_taken(twin, napi_tsfn_nonblocking);
     return twin;
   }
   while (twin && twin->state != JOB_DONE) pthread_cond_wait(&compile_pool.finished, &compile_pool.lock);
