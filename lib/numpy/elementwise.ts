@@ -92,6 +92,14 @@ export function floorDivide(x: ArrayLike, y: ArrayLike): Array {
   return lax.select(fix, lax.sub(q, 1), q);
 }
 
+/** jnp.rint: rounds half to even; integer and bool inputs become float first, as jnp's promote_args_inexact. */
+export const rint = floatUnary('rint', (x) => lax.round(x, 'to_nearest_even'));
+
+/** jnp.divmod(x, y): [floorDivide(x, y), mod(x, y)], Python's divmod elementwise. */
+export function divmod(x: ArrayLike, y: ArrayLike): [Array, Array] {
+  return [floorDivide(x, y), mod(x, y)];
+}
+
 /** Python's modulo: the result has the sign of the divisor; integer x % 0 is 0, as in NumPy and JAX. */
 export function mod(x: ArrayLike, y: ArrayLike): Array {
   const [a, bRaw] = numericOperands('jnp.mod', x, y);

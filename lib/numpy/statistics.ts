@@ -182,6 +182,15 @@ export function average(a: ArrayLike, options: AverageOptions = {}): Array | [Ar
   return [avg, weightsSum];
 }
 
+/** jnp.count_nonzero(a, { axis, keepdims }): how many elements along `axis` are not zero (NaN counts), as int32. */
+export function countNonzero(a: ArrayLike, options: { axis?: Axis; keepdims?: boolean } = {}): Array {
+  const fn = 'jnp.countNonzero';
+  checkOptions(fn, options, ['axis', 'keepdims']);
+  const x = asArray(fn, a, 'a');
+  const nonzero = x.dtype === 'bool' ? x : lax.ne(x, lax.convertElementType(0, x.dtype));
+  return sum(nonzero, { axis: options?.axis, keepdims: checkBoolean(fn, options?.keepdims, 'keepdims'), dtype: 'int32' });
+}
+
 /** jnp.ptp(a, { axis, keepdims }): max - min along `axis` (unsigned results wrap, as in JAX). */
 export function ptp(a: ArrayLike, options: { axis?: Axis; keepdims?: boolean } = {}): Array {
   const fn = 'jnp.ptp';

@@ -163,16 +163,47 @@ export const snippets: Snippet[] = [
     expectArray(t, jnp.multiply(jnp.exp2(x1), jnp.exp2(x2)), [2.0, 0.5, 2.0, 4.0], { dtype: 'float32' });
   }),
 
-  todo('jax.numpy.rint docstring', 'jnp.rint([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 4.5]) is [-2. -2. -0. 0. 2. 2. 4. 4.]: jnp.rint is missing'),
+  snippet('jax.numpy.rint docstring', 'jnp.rint([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 4.5]) is [-2. -2. -0. 0. 2. 2. 4. 4.]', (t) => {
+    const r = jnp.rint(jnp.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 4.5]));
+    expectArray(t, r, [-2, -2, -0, 0, 2, 2, 4, 4], { dtype: 'float32' });
+    t.true(Object.is(r.dataSync()[2], -0), '-0.5 rounds to -0.');
+    t.is(jnp.rint(int32([1, 2])).dtype, 'float32', 'integers become float32, as promote_args_inexact');
+  }),
   todo('jax.numpy.copysign docstring', 'jnp.copysign([5, 2, 0], -1) is [-5. -2. -0.]: jnp.copysign is missing'),
   todo('jax.numpy.bitwise_count docstring', 'jnp.bitwise_count([64, 32, 31, 20]) is [1 1 5 2] (uint8): jnp.bitwiseCount is missing'),
   todo('jax.numpy.right_shift docstring', 'jnp.right_shift([1, 2, 4, 8], 1) is [0 1 2 4]: jnp.rightShift is missing'),
-  todo('jax.numpy.divmod docstring', 'jnp.divmod([10, 20, 30], [3, 4, 7]) is ([3 5 4], [1 0 2]): jnp.divmod is missing'),
-  todo('jax.numpy.logaddexp docstring', 'jnp.allclose(jnp.logaddexp(x1, x2), jnp.log(jnp.exp(x1) + jnp.exp(x2))) is True: jnp.logaddexp is missing'),
-  todo('jax.numpy.median docstring', 'jnp.median of [[2, 4, 7, 1], [3, 5, 9, 2], [6, 1, 8, 3]] is 3.5, along axis 1 [3. 4. 4.5]: jnp.median is missing'),
-  todo('jax.numpy.quantile / percentile docstrings', 'jnp.quantile(jnp.arange(10), [0.25, 0.5, 0.75]) is [2.25 4.5 6.75]; jnp.percentile([0..6], [25, 50, 75]) is [1.5 3. 4.5]: jnp.quantile and jnp.percentile are missing'),
-  todo('jax.numpy.nanmin / nanmax docstrings', 'jnp.nanmin of [[1, nan, 4, 5], [nan, -2, nan, -4], [2, 1, 3, nan]] is -4., along axis 1 [1. -4. 1.]: jnp.nanmin and jnp.nanmax are missing'),
-  todo('jax.numpy.ptp / count_nonzero docstrings', 'jnp.ptp of [[1, 3, 5, 2], [4, 6, 8, 1], [7, 9, 3, 4]] is 8; jnp.count_nonzero of [[1, 0, 0, 0], [0, 0, 1, 0], [1, 1, 1, 0]] is 5: jnp.ptp and jnp.countNonzero are missing'),
+  snippet('jax.numpy.divmod docstring', 'jnp.divmod([10, 20, 30], [3, 4, 7]) is ([3 5 4], [1 0 2])', (t) => {
+    const [q, r] = jnp.divmod(int32([10, 20, 30]), int32([3, 4, 7]));
+    expectArray(t, q, [3, 5, 4], { dtype: 'int32' });
+    expectArray(t, r, [1, 0, 2], { dtype: 'int32' });
+  }),
+  snippet('jax.numpy.logaddexp docstring', 'jnp.allclose(jnp.logaddexp(x1, x2), jnp.log(jnp.exp(x1) + jnp.exp(x2))) is True for x1 = [1, 2, 3], x2 = [4, 5, 6]', (t) => {
+    const x1 = jnp.array([1, 2, 3]);
+    const x2 = jnp.array([4, 5, 6]);
+    t.true(jnp.allclose(jnp.logaddexp(x1, x2), jnp.log(jnp.add(jnp.exp(x1), jnp.exp(x2)))).item() as boolean);
+  }),
+  snippet('jax.numpy.median docstring', 'jnp.median of [[2, 4, 7, 1], [3, 5, 9, 2], [6, 1, 8, 3]] is 3.5, along axis 1 [3. 4. 4.5]', (t) => {
+    const x = int32([[2, 4, 7, 1], [3, 5, 9, 2], [6, 1, 8, 3]]);
+    expectScalar(t, jnp.median(x), 3.5);
+    expectArray(t, jnp.median(x, { axis: 1 }), [3, 4, 4.5], { dtype: 'float32' });
+  }),
+  snippet('jax.numpy.quantile / percentile docstrings', 'jnp.quantile(jnp.arange(10), [0.25, 0.5, 0.75]) is [2.25 4.5 6.75]; jnp.percentile([0..6], [25, 50, 75]) is [1.5 3. 4.5]', (t) => {
+    expectArray(t, jnp.quantile(jnp.arange(10), jnp.array([0.25, 0.5, 0.75])), [2.25, 4.5, 6.75], { dtype: 'float32' });
+    expectArray(t, jnp.percentile(jnp.arange(7), jnp.array([25, 50, 75])), [1.5, 3, 4.5], { dtype: 'float32' });
+  }),
+  snippet('jax.numpy.nanmin / nanmax docstrings', 'jnp.nanmin of [[1, nan, 4, 5], [nan, -2, nan, -4], [2, 1, 3, nan]] is -4., along axis 1 [1. -4. 1.]; nanmax 5., along axis 1 [5. -2. 3.]', (t) => {
+    const x = jnp.array([[1, NaN, 4, 5], [NaN, -2, NaN, -4], [2, 1, 3, NaN]]);
+    expectScalar(t, jnp.nanmin(x), -4);
+    expectArray(t, jnp.nanmin(x, { axis: 1 }), [1, -4, 1], { dtype: 'float32' });
+    expectScalar(t, jnp.nanmax(x), 5);
+    expectArray(t, jnp.nanmax(x, { axis: 1 }), [5, -2, 3], { dtype: 'float32' });
+  }),
+  snippet('jax.numpy.ptp / count_nonzero docstrings', 'jnp.ptp of [[1, 3, 5, 2], [4, 6, 8, 1], [7, 9, 3, 4]] is 8; jnp.count_nonzero of [[1, 0, 0, 0], [0, 0, 1, 0], [1, 1, 1, 0]] is 5', (t) => {
+    expectScalar(t, jnp.ptp(int32([[1, 3, 5, 2], [4, 6, 8, 1], [7, 9, 3, 4]])), 8);
+    const c = jnp.countNonzero(int32([[1, 0, 0, 0], [0, 0, 1, 0], [1, 1, 1, 0]]));
+    expectScalar(t, c, 5);
+    t.is(c.dtype, 'int32');
+  }),
 
   snippet('jax.lax.slice docstring', 'lax.slice with strides, and the equivalent x[1:3, 0:2] / x[0:3, 0:4:2]', (t) => {
     const x = jnp.arange(12).reshape([3, 4]);
