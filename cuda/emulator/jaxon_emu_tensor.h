@@ -55,17 +55,19 @@ struct jx_emu_published {
 };
 
 /**
- * First rendezvous of a .sync.aligned warp collective: every lane of the warp publishes `data`; `all[l]` is lane
- * l's. Traps when the warp is partial or its lanes are at different instructions (or variants of one).
+ * First rendezvous of a .sync.aligned warp collective: every lane of the warp publishes `mine` (its instruction and
+ * a pointer to its operands); `all[l]` is lane l's operands. Traps when the warp is partial or its lanes are at
+ * different instructions (or variants of one). `mine` is the caller's: the other lanes read it after this lane has
+ * returned, so it must live until the second rendezvous (jx_emu_warp_release), as the operands do.
  */
-static inline void jx_emu_warp_gather(int kind, int variant, const void *data, const void **all) {
+static inline void jx_emu_warp_gather(const jx_emu_published &mine, const void **all) {
   jx_emu_thread *self = jx_emu_self();
+  const int kind = mine.kind, variant = mine.variant;
   char message[200];
   if (__activemask() != 0xffffffffu) {
     snprintf(message, sizeof message, "%s needs all 32 lanes of a warp, and warp %u of this block has fewer", jx_emu_collective_name(kind), self->warp);
     jx_emu_fail(message);
   }
-  jx_emu_published mine = {kind, variant, data};
   unsigned long long values[32];
   jx_emu_exchange(0xffffffffu, (unsigned long long)(uintptr_t)&mine, values);
   for (unsigned l = 0; l < 32; l++) {
@@ -110,7 +112,8 @@ static inline unsigned short jx_emu_half_of(unsigned reg, int upper) { return (u
 static inline void jx_emu_mma_m16n8k16(int kind, float *d, const unsigned *a, const unsigned *b) {
   jx_emu_mma_operands mine = {{a[0], a[1], a[2], a[3]}, {b[0], b[1]}};
   const void *all[32];
-  jx_emu_warp_gather(kind, 0, &mine, all);
+  const jx_emu_published published = {kind, 0, &mine};
+  jx_emu_warp_gather(published, all);
   const auto op = [&](unsigned l) { return (const jx_emu_mma_operands *)all[l]; };
   const auto value = [&](unsigned short h) { return kind == JX_EMU_MMA_BF16 ? jx_emu_bf16_to_float(h) : jx_emu_half_to_float(h); };
   // element A[r][k] lives in lane (r % 8) * 4 + (k % 8) / 2, register (r >= 8) + 2 (k >= 8), half k % 2
@@ -137,7 +140,8 @@ static inline void jx_emu_mma_m16n8k16(int kind, float *d, const unsigned *a, co
 static inline void jx_emu_mma_m16n8k8_tf32(float *d, const unsigned *a, const unsigned *b) {
   jx_emu_mma_operands mine = {{a[0], a[1], a[2], a[3]}, {b[0], b[1]}};
   const void *all[32];
-  jx_emu_warp_gather(JX_EMU_MMA_TF32, 0, &mine, all);
+  const jx_emu_published published = {JX_EMU_MMA_TF32, 0, &mine};
+  jx_emu_warp_gather(published, all);
   const auto op = [&](unsigned l) { return (const jx_emu_mma_operands *)all[l]; };
   const auto A = [&](int r, int k) { return jx_emu_tf32_operand(op((r & 7) * 4 + (k & 3))->a[(r >= 8) + 2 * (k >= 4)]); };
   const auto B = [&](int k, int n) { return jx_emu_tf32_operand(op(n * 4 + (k & 3))->b[k >= 4]); };
@@ -162,7 +166,8 @@ static inline void jx_emu_mma_m16n8k8_tf32(float *d, const unsigned *a, const un
  */
 static inline void jx_emu_ldmatrix(int count, bool trans, unsigned *r, const void *row) {
   const void *all[32];
-  jx_emu_warp_gather(JX_EMU_LDMATRIX, count * 2 + trans, row, all);
+  const jx_emu_published published = {JX_EMU_LDMATRIX, count * 2 + trans, row};
+  jx_emu_warp_gather(published, all);
   const unsigned lane = jx_emu_self()->lane;
   for (int l = 0; l < 8 * count; l++) {
     if ((uintptr_t)all[l] % 16 != 0) {
@@ -440,7 +445,8 @@ static inline void jx_emu_wgmma(int kind, int n, float *d, unsigned long long de
   jx_emu_thread *self = jx_emu_self();
   struct { unsigned long long a, b; } mine = {desc_a, desc_b};
   const void *all[32];
-  jx_emu_warp_gather(JX_EMU_WGMMA, n * 4 + tnsp, &mine, all);
+  const jx_emu_published published = {JX_EMU_WGMMA, n * 4 + tnsp, &mine};
+  jx_emu_warp_gather(published, all);
   for (int l = 0; l < 32; l++) {
     const auto *o = (const decltype(mine) *)all[l];
     if (o->a != desc_a || o->b != desc_b) {
