@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import * as jax from '../lib/index.js';
 import { runSuite, selectWorkloads, workloads, type Row } from '../bench/gpu-suite.js';
+import { checkConvPixels, checkSorted } from '../bench/jaxon/breadth.js';
 import { disposeTree, quantile } from '../bench/jaxon/measure.js';
 import { join, markdownTable, rooflineFraction } from '../bench/jaxon/report.js';
 
@@ -59,10 +60,10 @@ test('every workload runs at tiny sizes with finite positive times and right out
     t.true(r.check === 'ok' || r.check === 'not checked', `${r.name}: ${r.check}`);
   }
   // the issue's workload families are all here, and most outputs were checked
-  for (const family of ['copy_', 'chain10_f32', 'chain10_bf16', 'sum_', 'softmax_', 'layernorm_', 'transpose_', 'gemm_bf16', 'gemm_f32', 'mlp_gelu', 'dispatch_1kernel', 'dispatch_10kernels', 'h2d_pageable', 'h2d_pinned', 'd2h_pinned', 'd2h_pageable', 'tutorial_baseline', 'tutorial_activation_offload', 'tutorial_parameter_offload', 'adam_step', 'adam_step_offloaded', 'compile_cold', 'compile_warm']) {
+  for (const family of ['copy_', 'chain10_f32', 'chain10_bf16', 'sum_', 'softmax_', 'layernorm_', 'transpose_', 'gemm_bf16', 'gemm_f32', 'mlp_gelu', 'sort_f32', 'conv_f32', 'solve_f32', 'dispatch_1kernel', 'dispatch_10kernels', 'h2d_pageable', 'h2d_pinned', 'd2h_pinned', 'd2h_pageable', 'tutorial_baseline', 'tutorial_activation_offload', 'tutorial_parameter_offload', 'adam_step', 'adam_step_offloaded', 'compile_cold', 'compile_warm']) {
     t.true(rows.some((r) => r.name.startsWith(family)), `no ${family} row`);
   }
-  t.true(rows.filter((r) => r.check === 'ok').length >= 24, `only ${rows.filter((r) => r.check === 'ok').length} rows checked`);
+  t.true(rows.filter((r) => r.check === 'ok').length >= 27, `only ${rows.filter((r) => r.check === 'ok').length} rows checked`);
   const kernels = (name: string) => rows.find((r) => r.name === name)!.extra?.['kernels'];
   t.is(kernels('dispatch_1kernel'), 1);
   t.is(kernels('dispatch_10kernels'), 10);
@@ -126,6 +127,19 @@ test('transpose is exact and the elementwise chain matches bench/eager.ts’s op
       worst = Math.max(worst, Math.abs(got[i]! - want) / Math.abs(want));
     });
     t.true(worst < 4e-3, `worst relative error ${worst}`);
+  });
+});
+
+test('the breadth rows check their outputs: a sort out of order or losing a value, a convolution 1% off, fail', (t) => {
+  const { numpy: jnp } = jax;
+  t.is(checkSorted(jnp.array([1, 2, 3]), jnp.array([3, 1, 2])), null);
+  t.regex(checkSorted(jnp.array([1, 3, 2]), jnp.array([3, 1, 2])) ?? '', /out of order at 2: 3 then 2/);
+  t.regex(checkSorted(jnp.array([1, 2, 2]), jnp.array([3, 1, 2])) ?? '', /the output sums to 5, the input to 6/);
+  withOutput('conv_f32_2x8x8x4_3x3x8', (out, [x, w]) => {
+    t.is(checkConvPixels(out, x!, w!, 3), null);
+    const off = jnp.multiply(out, 1.01);
+    t.regex(checkConvPixels(off, x!, w!, 3) ?? '', /^conv: pixel \(0, 0\) feature 0/);
+    off.dispose();
   });
 });
 

@@ -2,8 +2,9 @@
 
 A device-to-device copy (the HBM bandwidth probe), the 10-op elementwise chain
 of bench/eager.ts, a full sum, row softmax, layernorm, transpose, GEMMs at
-JAX's default precision, an MLP layer gelu(x @ w + b), dispatch latency of a
-tiny jitted function, and host<->device transfers. Each is jitted and checks a
+JAX's default precision, an MLP layer gelu(x @ w + b), issue 15's sort,
+convolution and solve (breadth.py), dispatch latency of a tiny jitted
+function, and host<->device transfers. Each is jitted and checks a
 sample of its output against NumPy, as jaxon's side does.
 """
 from __future__ import annotations
@@ -222,6 +223,9 @@ def kernel_workloads(s: dict) -> list:
         add(name=f"mlp_gelu_{SHORT_DTYPE[dtype]}_{shape_label([m, k, n])}", kind="compute", shape=shape_label([m, k, n]),
             dtype=dtype, flops=2 * m * k * n, bytes=ITEMSIZE[dtype] * (m * k + k * n + n + m * n), prepare=mlp_prepare)
 
+    from breadth import breadth_workloads
+
+    out.extend(breadth_workloads(s))
     out.extend(dispatch_workloads(s))
     out.extend(transfer_workloads(s))
     return out

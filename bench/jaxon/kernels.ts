@@ -1,14 +1,16 @@
 // The kernel workloads of the GPU benchmark suite, jaxon's side: a
 // device-to-device copy (the HBM bandwidth probe), the 10-op elementwise
 // chain of bench/eager.ts, a full sum, row softmax, layernorm, transpose,
-// GEMMs, an MLP layer gelu(x @ w + b), dispatch latency, and host<->device
-// transfers. Each is jitted (as in bench/jax/kernels.py) and checks a sample
-// of its output against a JS reference, so a fast wrong kernel cannot pass.
+// GEMMs, an MLP layer gelu(x @ w + b), issue 15's sort, convolution and solve
+// (./breadth.ts), dispatch latency, and host<->device transfers. Each is
+// jitted (as in bench/jax/kernels.py) and checks a sample of its output
+// against a JS reference, so a fast wrong kernel cannot pass.
 import * as jax from '../../lib/index.js';
 import {
   SHORT_DTYPE, bytesLabel, compareClose, countLabel, disposeTree, headOf, randomNormal, shapeLabel,
   type Prepared, type SizeSpec, type Workload,
 } from './measure.js';
+import { breadthWorkloads } from './breadth.js';
 import { native } from '../../lib/runtime/native.js';
 import type { CudaDeviceHandle } from '../../lib/runtime/cuda-addon.js';
 
@@ -200,7 +202,7 @@ export function kernelWorkloads(s: SizeSpec): Workload[] {
     });
   }
 
-  list.push(...dispatchWorkloads(s), ...transferWorkloads(s));
+  list.push(...breadthWorkloads(s), ...dispatchWorkloads(s), ...transferWorkloads(s));
   return list;
 }
 

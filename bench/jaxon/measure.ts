@@ -40,6 +40,10 @@ export interface SizeSpec {
   transpose: [number, number];
   gemm: number[];
   mlp: [number, number, number];
+  /** issue 15's rows: sort length; conv [batch, height, width, in features, out features, window]; solve's n */
+  sort: number;
+  conv: [number, number, number, number, number, number];
+  solve: number;
   dispatch: { elements: number; calls: number };
   tutorial: TutorialSizes;
   transfer: number;
