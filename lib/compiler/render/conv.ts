@@ -50,8 +50,10 @@ function arithmetic(k: ConvKernel, types: DialectTypes, cuda: boolean): { acc: s
 function lhsPosition(d: number, y: string, t: string, name: string): string[] {
   return [
     `const jx_index ${name}_p = ${y} * s${d} + ${t} * rd${d} - lo${d};`,
-    `const int ${name}_ok = ${name}_p >= 0 && ${name}_p % ld${d} == 0 && ${name}_p / ld${d} < in${d};`,
-    `const jx_index ${name}_off = ${name}_ok ? (${name}_p / ld${d}) * ls${d} : 0;`,
+    // without lhs dilation (the common case, and a branch the C target predicts) no division
+    `const jx_index ${name}_q = ld${d} == 1 ? ${name}_p : ${name}_p / ld${d};`,
+    `const int ${name}_ok = ${name}_p >= 0 && (ld${d} == 1 || ${name}_p % ld${d} == 0) && ${name}_q < in${d};`,
+    `const jx_index ${name}_off = ${name}_ok ? ${name}_q * ls${d} : 0;`,
   ];
 }
 
@@ -62,6 +64,12 @@ function unravelNamed(linear: string, rank: number, size: (d: number) => string,
     lines.push(d === 0 ? `const jx_index ${prefix}0 = ${prefix}_rest;` : `const jx_index ${prefix}${d} = ${prefix}_rest % ${size(d)}; ${prefix}_rest /= ${size(d)};`);
   }
   return lines;
+}
+
+/** Advances the C tiles' tap coordinates t0.. (the last fastest) by one tap: counters, not divisions per tap. */
+function nextTap(rank: number): string {
+  const carry = (d: number): string => (d === 0 ? '++t0;' : `if (++t${d} == k${d}) { t${d} = 0; ${carry(d - 1)} }`);
+  return carry(rank - 1);
 }
 
 const product = (names: string[]) => (names.length ? names.join(' * ') : '1');
@@ -86,9 +94,9 @@ export function convC(k: ConvKernel, name: string): string {
   const tile = (np: string, no: string, rsO: string, lsC: string): string[] => [
     `${acc} sum[${PW}][${VEC}];`,
     `for (int p = 0; p < ${PW}; p++) for (int v = 0; v < ${VEC}; v++) sum[p][v] = 0;`,
+    `jx_index ${range(r).map((d) => `t${d} = 0`).join(', ')};`,
     `for (jx_index t = 0; t < taps; t++) {`,
     indent([
-      ...unravelNamed('t', r, (d) => `k${d}`, 't'),
       'jx_index loff = lhsBase;',
       'int ok = 1;',
       ...outer.flatMap((d) => [...lhsPosition(d, `y${d}`, `t${d}`, `q${d}`), `ok &= q${d}_ok; loff += q${d}_off;`]),
@@ -108,6 +116,7 @@ export function convC(k: ConvKernel, name: string): string {
         '}',
       ], 2),
       '}',
+      nextTap(r),
     ], 2),
     '}',
     `for (int p = 0; p < ${np}; p++) for (int v = 0; v < ${no}; v++) out[outBase + (w0 + p) * os${last} + (o0 + v) * osO] = ${store('sum[p][v]')};`,
@@ -119,9 +128,9 @@ export function convC(k: ConvKernel, name: string): string {
    */
   const fastTile = (): string[] => [
     ...range(PW).map((p) => `${acc} sum${p}[${VEC}] = {0};`),
+    `jx_index ${range(r).map((d) => `t${d} = 0`).join(', ')};`,
     `for (jx_index t = 0; t < taps; t++) {`,
     indent([
-      ...unravelNamed('t', r, (d) => `k${d}`, 't'),
       'jx_index loff = lhsBase;',
       'int ok = 1;',
       ...outer.flatMap((d) => [...lhsPosition(d, `y${d}`, `t${d}`, `q${d}`), `ok &= q${d}_ok; loff += q${d}_off;`]),
@@ -140,6 +149,7 @@ export function convC(k: ConvKernel, name: string): string {
         '}',
       ], 2),
       '}',
+      nextTap(r),
     ], 2),
     '}',
     ...range(PW).map((p) => `if (${p} < np) for (int v = 0; v < ${VEC}; v++) out[outBase + (w0 + ${p}) * os${last} + (o0 + v) * osO] = ${store(`sum${p}[v]`)};`),
