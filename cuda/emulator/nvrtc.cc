@@ -75,6 +75,17 @@ std::string hex(unsigned long long value) {
   return out;
 }
 
+/** What a shell command prints on stdout ("" if it could not start). */
+std::string command_output(const std::string &command) {
+  std::string out;
+  if (FILE *p = popen(command.c_str(), "r")) {
+    char line[4096];
+    while (fgets(line, sizeof line, p)) out += line;
+    pclose(p);
+  }
+  return out;
+}
+
 /** Runs argv with stdout and stderr into `log`; the exit status (-1 if it could not start). */
 int run(const std::vector<std::string> &args, std::string *log, const std::string &log_path) {
   std::vector<char *> argv;
@@ -142,12 +153,7 @@ const std::vector<std::string> &lean_link_objects() {
   if ((env && strcmp(env, "0") == 0) || check_mode() == CheckMode::Address) return objects;  // the sanitizer runtime links by default
   std::vector<std::string> found;
   for (const char *name : {"crti.o", "crtbeginS.o", "libgcc.a", "libm.so.6", "crtendS.o", "crtn.o"}) {
-    std::string path;
-    if (FILE *p = popen((compiler() + " -print-file-name=" + name + " 2>/dev/null").c_str(), "r")) {
-      char line[4096];
-      while (fgets(line, sizeof line, p)) path += line;
-      pclose(p);
-    }
+    std::string path = command_output(compiler() + " -print-file-name=" + name + " 2>/dev/null");
     while (!path.empty() && isspace((unsigned char)path.back())) path.pop_back();
     struct stat st;
     if (path.empty() || path[0] != '/' || stat(path.c_str(), &st) != 0) return objects;  // not found: the default link
@@ -177,12 +183,7 @@ std::string precompiled_header(std::string *why) {
     *why = reason;
     return "";
   }
-  std::string version_log;
-  if (FILE *version = popen((compiler() + " -dumpfullversion -dumpversion 2>&1").c_str(), "r")) {
-    char line[256];
-    while (fgets(line, sizeof line, version)) version_log += line;
-    pclose(version);
-  }
+  std::string version_log = command_output(compiler() + " -dumpfullversion -dumpversion 2>&1");
   std::string identity = header + abi + tensor + compiler() + version_log;
   for (const std::string &f : base_flags()) identity += " " + f;
   std::string target = cache_folder() + "/pch-" + hex(fnv1a(identity));
