@@ -159,6 +159,37 @@ test('the compiled conv kernels equal the composite on the reference: values and
   if (!onCuda) check(configs.slice(0, 4).map((c, s) => valueAndVjp(primitive(c), ...data[s]!)), 'eager');
 });
 
+/** A float32 configuration with the given layout and padding, unit dilations. */
+function config(layout: [string, string, string], lhsShape: number[], rhsShape: number[], windowStrides: number[], padding: [number, number][], B = 1): Config {
+  const dn = lax.convDimensionNumbers(lhsShape, rhsShape, layout);
+  const ones = windowStrides.map(() => 1);
+  return { lhsShape, rhsShape, layout, params: { windowStrides, padding, lhsDilation: ones, rhsDilation: ones, dimensionNumbers: dn, featureGroupCount: 1, batchGroupCount: B, preferredElementType: null } };
+}
+
+// windows of 64 taps or more run on the CPU as a GEMM per output pixel (render/conv.ts gemmPerPixel: in-bounds taps
+// only, per group; the kernel operand copied canonical first when it is not): the kernel gradient of an NHWC
+// convolution, and such windows directly, with padding on both sides, strides, batch groups, 1-3 spatial dims, and
+// an OIHW kernel (copied); values and vjps (whose convolutions have large windows too)
+test('large windows (a GEMM per output pixel on the CPU) equal the composite: values and vjps', (t) => {
+  const configs = [
+    config(['NHWC', 'HWIO', 'NHWC'], [2, 9, 9, 4], [8, 8, 4, 6], [1, 2], [[2, 1], [0, 3]]),
+    config(['NHWC', 'HWIO', 'NHWC'], [4, 10, 9, 3], [9, 8, 3, 4], [1, 1], [[1, 1], [2, 0]], 2),
+    config(['NDHWC', 'DHWIO', 'NDHWC'], [1, 4, 5, 6, 2], [4, 4, 4, 2, 3], [1, 1, 1], [[1, 2], [0, 0], [3, -1]]),
+    config(['NWC', 'WIO', 'NWC'], [3, 80, 2], [70, 2, 4], [3], [[5, 5]]),
+    config(['NHWC', 'OIHW', 'NHWC'], [2, 9, 8, 4], [5, 4, 8, 8], [1, 1], [[1, 2], [3, 3]]),
+  ].slice(0, onCuda ? 2 : undefined);
+  configs.forEach((c, s) => {
+    const data = inputs(c, 11 * s);
+    const want = withReference(() => valueAndVjp(composite(c), ...data));
+    valueAndVjp(primitive(c), ...data).forEach((g, i) => assertArray(t, g, want[i]!, { tol: 1e-6, message: `${describe(c)}: ${NAMES[i]}` }));
+  });
+  // the kernel gradient of a 3x3 SAME convolution on 9x10 images: a window of 90 taps
+  const c = config(['NHWC', 'HWIO', 'NHWC'], [2, 9, 10, 3], [3, 3, 3, 5], [1, 1], [[1, 1], [1, 1]]);
+  const data = inputs(c, 99);
+  const want = withReference(() => valueAndVjp(composite(c), ...data));
+  assertArray(t, valueAndVjp(primitive(c), ...data)[2]!, want[2]!, { tol: 1e-6, message: 'the kernel gradient' });
+});
+
 test('dtypes: float16 / bfloat16 with a float32 preferredElementType, float64, int32 against the composite on the reference', (t) => {
   const base = nhwcConfig();
   const cases: [DType, DType | null][] = onCuda ? [['bfloat16', 'float32']] : [['float16', 'float32'], ['bfloat16', null], ['int32', null], ['float64', null]];

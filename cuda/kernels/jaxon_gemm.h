@@ -308,11 +308,12 @@ JX_SGEMM_RANGE(_f32, float)
 JX_SGEMM_RANGE(_f16, jx_u16)
 JX_SGEMM_RANGE(_bf16, jx_u16)
 
-/* C[m_lo:m_hi, n_lo:n_hi] (row stride ldc) -= A . B: the trailing updates of render/linalg-blocked.ts's blocked
-   factorizations. A is packed negated, so every tile adds its k-ordered sum of -a.b to C, which is C minus the sum. */
-static void jx_sgemm_sub_f32(int64_t K, const float *A, int64_t sam, int64_t sak, const float *B, int64_t sbk,
-                             int64_t sbn, float *C, int64_t ldc, int64_t m_lo, int64_t m_hi, int64_t n_lo,
-                             int64_t n_hi, jx_sgemm_buffers *w) {
+/* C[m_lo:m_hi, n_lo:n_hi] (row stride ldc) += A . B, or -= A . B when `negate`: the trailing updates of
+   render/linalg-blocked.ts's blocked factorizations (-=) and render/conv.ts's convolutions as a GEMM per output
+   pixel (+=). For -=, A is packed negated, so every tile adds its k-ordered sum of -a.b to C. */
+static void jx_sgemm_update_f32(int64_t K, const float *A, int64_t sam, int64_t sak, const float *B, int64_t sbk,
+                                int64_t sbn, float *C, int64_t ldc, int64_t m_lo, int64_t m_hi, int64_t n_lo,
+                                int64_t n_hi, jx_sgemm_buffers *w, int negate) {
   if (m_hi <= m_lo || n_hi <= n_lo || K <= 0) return;
   for (int64_t jc = n_lo; jc < n_hi; jc += JX_NC) {
     const int64_t nc = n_hi - jc < JX_NC ? n_hi - jc : JX_NC;
@@ -322,8 +323,10 @@ static void jx_sgemm_sub_f32(int64_t K, const float *A, int64_t sam, int64_t sak
       for (int64_t ic = m_lo; ic < m_hi; ic += JX_MC) {
         const int64_t mc = m_hi - ic < JX_MC ? m_hi - ic : JX_MC;
         jx_sgemm_pack_a_f32(A + ic * sam + pc * sak, sam, sak, mc, kc, w->a);
-        const int64_t packed = (mc + JX_MR - 1) / JX_MR * JX_MR * kc;
-        for (int64_t i = 0; i < packed; i++) w->a[i] = -w->a[i];
+        if (negate) {
+          const int64_t packed = (mc + JX_MR - 1) / JX_MR * JX_MR * kc;
+          for (int64_t i = 0; i < packed; i++) w->a[i] = -w->a[i];
+        }
         for (int64_t ir = 0; ir < mc; ir += JX_MR) {
           const int mr = (int)(mc - ir < JX_MR ? mc - ir : JX_MR);
           for (int64_t jr = 0; jr < nc; jr += JX_NR) {
@@ -334,6 +337,13 @@ static void jx_sgemm_sub_f32(int64_t K, const float *A, int64_t sam, int64_t sak
       }
     }
   }
+}
+
+
+static void jx_sgemm_sub_f32(int64_t K, const float *A, int64_t sam, int64_t sak, const float *B, int64_t sbk,
+                             int64_t sbn, float *C, int64_t ldc, int64_t m_lo, int64_t m_hi, int64_t n_lo,
+                             int64_t n_hi, jx_sgemm_buffers *w) {
+  jx_sgemm_update_f32(K, A, sam, sak, B, sbk, sbn, C, ldc, m_lo, m_hi, n_lo, n_hi, w, 1);
 }
 
 #endif

@@ -509,7 +509,12 @@ function lowerConv(l: ShapedArray, r: ShapedArray, out: ShapedArray, params: Pri
     lhsRef = v.ref;
     ls = [v.strides[0]!, v.strides[ns + 1]!, ...v.strides.slice(1, ns + 1)];
   }
-  if (!empty && rs[0] !== 1 && O / groups > 1) {
+  // a large window (the kernel gradient) runs as a GEMM per output pixel (render/conv.ts gemmPerPixel), which needs
+  // the kernel's taps along the last spatial dim I features apart: the kernel operand is copied canonical for it too
+  const taps = kSp.reduce((a, b) => a * b, 1);
+  const canonicalRhs = stridesOf([...kSp, I, O]);
+  const gemmWants = taps >= 64 && l.dtype === 'float32' && out.dtype === 'float32' && !(rs[0] === canonicalRhs[ns + 1] && rs[1] === canonicalRhs[ns] && kSp.every((_, d) => rs[d + 2] === canonicalRhs[d]));
+  if (!empty && ((rs[0] !== 1 && O / groups > 1) || gemmWants)) {
     const v = channelsLast(r, [...dn.rhsSpec.slice(2), dn.rhsSpec[1]!, dn.rhsSpec[0]!], 1);
     rhsRef = v.ref;
     rs = [v.strides[ns + 1]!, v.strides[ns]!, ...v.strides.slice(0, ns)];

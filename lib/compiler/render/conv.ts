@@ -187,7 +187,7 @@ ${indent(names.map((p, i) => `const jx_index ${p} = params[${i}];`), 2)}
   const jx_index rows = ${product(rowSizes)};
   (void)jx_rows; (void)${names.join('; (void)')};
   const jx_index work = rows * out${last} * Og * I * taps;
-  // what a pixel in padding reads in the unit-stride tile: a row of I zeros
+${k.inputDtype === 'float32' && k.outputDtype === 'float32' ? `${indent(gemmPerPixel(r), 2)}\n` : ''}  // what a pixel in padding reads in the unit-stride tile: a row of I zeros
   ${ti} *jx_zeros = (${ti} *)calloc((size_t)(I > 0 ? I : 1), sizeof(${ti}));
   // one copy of the loop (a false if clause costs about a µs, nothing beside a convolution)
   #pragma omp parallel for schedule(static) if (work > JX_PARALLEL_THRESHOLD)
@@ -196,6 +196,71 @@ ${indent(rowBody, 4)}
   }
   free(jx_zeros);
 }`;
+}
+
+/**
+ * A float32 convolution with a large window (taps >= 64: the kernel gradient of a convolution, whose window is the
+ * image) as a GEMM per output pixel and group, C[n, o] += A[n, k] B[k, o] (jaxon_gemm.h's packed kernel), where k
+ * runs over the in-bounds taps of the last spatial dim and the input features (one GEMM per in-bounds tap of the other
+ * dims): the direct tiles stream the whole kernel operand through every 4-pixel tile, which such a shape makes a
+ * few hundred passes over it. Taken at run time when the layout gives k one stride on both sides (features
+ * innermost in lhs, contiguous taps along the last dim, kernel taps along the last dim I features apart, unit
+ * output-feature stride in out, no lhs dilation); else the direct tiles run. Each output element sums its
+ * in-bounds taps in order, blocks of KC from zero: results do not depend on the thread count.
+ */
+function gemmPerPixel(r: number): string[] {
+  const last = r - 1;
+  const outer = range(last);
+  const pixels = product(range(r).map((d) => `out${d}`));
+  // the taps t of dim d that read inside the input at output coordinate y (no lhs dilation): 0 <= y s + t rd - lo < in
+  const bounds = (d: number): string[] => [
+    `const jx_index b${d} = y${d} * s${d} - lo${d};`,
+    `const jx_index tlo${d} = b${d} >= 0 ? 0 : (-b${d} + rd${d} - 1) / rd${d};`,
+    `const jx_index thi${d} = in${d} - 1 - b${d} < 0 ? 0 : ((in${d} - 1 - b${d}) / rd${d} + 1 < k${d} ? (in${d} - 1 - b${d}) / rd${d} + 1 : k${d});`,
+  ];
+  const gemm = [
+    `const jx_index kl = thi${last} > tlo${last} ? (thi${last} - tlo${last}) * I : 0;`,
+    'if (kl > 0) {',
+    indent([
+      `const float *A = lhs + g * lsG${outer.map((d) => ` + (b${d} + t${d} * rd${d}) * ls${d}`).join('')} + (b${last} + tlo${last} * rd${last}) * ls${last};`,
+      `const float *B = rhs + g * Og * rsO${outer.map((d) => ` + t${d} * rs${d}`).join('')} + tlo${last} * rs${last};`,
+      'jx_sgemm_update_f32(kl, A, lsN, 1, B, rsI, rsO, C, osN, m_lo, m_hi, n_lo, n_hi, &w, 0);',
+    ], 2),
+    '}',
+  ];
+  const loops = outer.reduceRight<string[]>((body, d) => [`for (jx_index t${d} = tlo${d}; t${d} < thi${d}; t${d}++) {`, ...indent(body, 2).split('\n'), '}'], gemm);
+  const ldOne = range(r).map((d) => `ld${d} == 1`).join(' && ');
+  return [
+    `if (taps >= 64 && lsC == 1 && rd${last} * ls${last} == I && rs${last} == I * rsI && osO == 1 && ${ldOne}) {`,
+    indent([
+      `const jx_index items = groups * ${pixels};`,
+      '#pragma omp parallel if (work > JX_PARALLEL_THRESHOLD)',
+      '{',
+      indent([
+        'jx_sgemm_buffers w;',
+        `jx_sgemm_buffers_alloc(&w, nOut, Og, (k${last} < 256 ? k${last} : 256) * I);`,
+        'const jx_sgemm_split split = jx_sgemm_plan(items, nOut, Og, omp_get_num_threads());',
+        '#pragma omp for schedule(dynamic)',
+        'for (jx_index it = 0; it < split.items; it++) {',
+        indent([
+          'int64_t item, m_lo, m_hi, n_lo, n_hi;',
+          'jx_sgemm_item(split, it, nOut, Og, &item, &m_lo, &m_hi, &n_lo, &n_hi);',
+          ...unravelNamed('item', r + 1, (d) => (d === 0 ? 'groups' : `out${d - 1}`), 'p'),
+          'const jx_index g = p0;',
+          ...range(r).map((d) => `const jx_index y${d} = p${d + 1};`),
+          `float *C = out + g * Og${range(r).map((d) => ` + y${d} * os${d}`).join('')};`,
+          'for (jx_index m = m_lo; m < m_hi; m++) for (jx_index o = n_lo; o < n_hi; o++) C[m * osN + o] = 0;',
+          ...range(r).flatMap(bounds),
+          ...loops,
+        ], 2),
+        '}',
+        'jx_sgemm_buffers_free(&w);',
+      ], 2),
+      '}',
+      'return;',
+    ], 2),
+    '}',
+  ];
 }
 
 // ---- CUDA ----
