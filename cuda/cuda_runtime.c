@@ -213,9 +213,13 @@ static int start_context(napi_env env, jaxon_cuda_device *d) {
   jaxon_alloc_vtable host_vt = {d, host_segment_alloc, host_segment_free, vt_event_record,
                                 vt_event_query, vt_event_synchronize, vt_event_release};
   jaxon_allocator_init(&d->allocator, &device_vt, free_bytes);
-  // Exact allocations for checkers: JAXON_CUDA_ALLOCATOR=exact, and the emulated GPU's address check
+  // Exact allocations for checkers: JAXON_CUDA_ALLOCATOR=exact, and the emulated GPU's checks (the address check's
+  // redzones sit right after each buffer; the schedule check snapshots and compares the allocations a launch's
+  // arguments point into, which must be theirs alone: a carved segment also holds buffers that copies on other
+  // streams write meanwhile, which read as a launch whose result depends on its threads' order)
   const char *mode = getenv("JAXON_CUDA_ALLOCATOR"), *check = getenv("JAXON_CUDA_EMULATOR_CHECK");
-  d->allocator.exact = (mode && !strcmp(mode, "exact")) || (jaxon_cu->emulated && check && !strcmp(check, "address"));
+  d->allocator.exact = (mode && !strcmp(mode, "exact")) ||
+                       (jaxon_cu->emulated && check && (!strcmp(check, "address") || !strcmp(check, "schedule")));
   jaxon_host_pool_init(&d->host_pool, &host_vt, 0);
   return 1;
 }

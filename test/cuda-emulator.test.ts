@@ -3,7 +3,8 @@
 // (each selects the emulator, and its checking mode, when it loads): a
 // kernel that reads shared memory before the barrier that publishes it runs
 // right in one fiber order and wrong in another, which the schedule check
-// reports; the same kernel with its barrier passes; a kernel reading out of
+// reports; the same kernel with its barrier passes, and so does a program
+// whose copies run beside its kernels; a kernel reading out of
 // bounds of its buffer faults with the kernel, block and thread named and
 // the error is sticky until the device is reset; a deadlocked block (a
 // shuffle a lane never reaches) fails instead of hanging.
@@ -68,6 +69,23 @@ test('the schedule check passes a kernel whose barriers are all there', (t) => {
 test('the schedule check reports a kernel missing a __syncthreads', (t) => {
   const out = runKernel(reduceSource('jaxon_emu_reduce_racy', false), 'jaxon_emu_reduce_racy', { JAXON_CUDA_EMULATOR_CHECK: 'schedule' });
   t.regex(out, /^ERROR .*CUDA_ERROR_LAUNCH_FAILED.*kernel 'jaxon_emu_reduce_racy': its result depends on the order the threads of a block run in \(a missing __syncthreads/);
+});
+
+// the schedule check snapshots and compares whole allocations: with buffers carved from shared segments it compared
+// buffers that copies on other streams were writing meanwhile, and failed this program's 1-element copy kernel
+test('the schedule check compares only the launch\'s own buffers: eager random normals and sums pass it', (t) => {
+  const script = `
+    const jax = await import(${JSON.stringify(path.join(dist, 'index.js'))});
+    const { random, numpy: jnp } = jax;
+    const x = random.normal(random.key(1), [4, 12, 12, 8]);
+    const w = random.normal(random.key(2), [3, 3, 8, 8]);
+    console.log(Number.isFinite(jnp.sum(x).item() + jnp.sum(w).item()) ? 'finite' : 'not finite');`;
+  const base = { ...process.env };
+  for (const k of Object.keys(base)) if (k.startsWith('JAXON_CUDA_EMULATOR') || k === 'JAXON_PLATFORMS') delete base[k];
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    env: { ...base, JAXON_CUDA_EMULATOR: '1', JAXON_PLATFORMS: 'cuda', JAXON_CUDA_EMULATOR_CHECK: 'schedule' }, encoding: 'utf8', timeout: 300_000,
+  }).trim();
+  t.is(out.split('\n').pop(), 'finite');
 });
 
 test('an out-of-bounds read faults with the kernel, block and thread named, and the error is sticky until a reset', (t) => {
