@@ -169,8 +169,9 @@ function config(layout: [string, string, string], lhsShape: number[], rhsShape: 
 // windows of 64 taps or more run on the CPU as a GEMM per output pixel (render/conv.ts gemmPerPixel: in-bounds taps
 // only, per group; the kernel operand copied canonical first when it is not): the kernel gradient of an NHWC
 // convolution, and such windows directly, with padding on both sides, strides, batch groups, 1-3 spatial dims, and
-// an OIHW kernel (copied); values and vjps (whose convolutions have large windows too)
-test('large windows (a GEMM per output pixel on the CPU) equal the composite: values and vjps', (t) => {
+// an OIHW kernel (copied); values and vjps (whose convolutions have large windows too). On CUDA the same shapes
+// give grids of one or two tiles and K of 256 or more: split-K
+test('large windows (a GEMM per output pixel on the CPU, split-K on CUDA) equal the composite: values and vjps', (t) => {
   const configs = [
     config(['NHWC', 'HWIO', 'NHWC'], [2, 9, 9, 4], [8, 8, 4, 6], [1, 2], [[2, 1], [0, 3]]),
     config(['NHWC', 'HWIO', 'NHWC'], [4, 10, 9, 3], [9, 8, 3, 4], [1, 1], [[1, 1], [2, 0]], 2),

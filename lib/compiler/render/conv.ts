@@ -18,9 +18,14 @@
 //    Each K step gathers the A tile from the input by the index arithmetic
 //    (no im2col buffer) and the B tile from the kernel into shared memory;
 //    256 threads compute 4x4 outputs each. Sizes are compile-time constants.
+//    A grid of fewer tiles than SMs (the kernel gradient: few outputs, a
+//    long K) splits K over blocks, summed in split order by the last block
+//    of each tile: deterministic.
+// The C target runs windows of 64 taps or more (the kernel gradient, whose
+// window is the image) as a GEMM per output pixel (gemmPerPixel below).
 import { isFloating } from '../../core/dtype.js';
 import type { ConvKernel } from '../kernel-ir.js';
-import { type RenderedKernel, indent, indexType, int, viewReach } from './cuda-common.js';
+import { type RenderedKernel, SM_COUNT, indent, indexType, int, viewReach } from './cuda-common.js';
 import { ParamReader } from './cuda-params.js';
 import { C_TYPES, CUDA_TYPES, type DialectTypes } from './expr.js';
 
@@ -267,8 +272,10 @@ function gemmPerPixel(r: number): string[] {
 
 const THREADS = 256;
 const BK = 16;
+/** Elements of a split-K conv's workspace at most (as the GEMM's, render/cuda-decisions.ts). */
+const SPLIT_K_WORKSPACE = 1 << 22;
 
-export function convCuda(k: ConvKernel, params: readonly number[]): RenderedKernel {
+export function convCuda(k: ConvKernel, params: readonly number[], name: string): RenderedKernel {
   const r = k.spatialRank;
   const names = convParamNames(r);
   const reader = new ParamReader(params, 'conv');
@@ -290,9 +297,34 @@ export function convCuda(k: ConvKernel, params: readonly number[]): RenderedKern
   const lhsReach = viewReach([v('groups'), v('nOut'), v('I'), ...range(r).map((d) => v(`in${d}`))], [v('lsG'), v('lsN'), v('lsC'), ...range(r).map((d) => v(`ls${d}`))]);
   const rhsReach = viewReach([v('groups') * Og, v('I'), ...kSp], [v('rsO'), v('rsI'), ...range(r).map((d) => v(`rs${d}`))]);
   const outReach = viewReach([v('nOut'), v('groups') * Og, ...outSp], [v('osN'), v('osO'), ...range(r).map((d) => v(`os${d}`))]);
-  const idx = indexType([lhsReach, rhsReach, outReach, M + BM, K + BK, Og + BN]);
+  // split-K: a grid of too few tiles for the SMs (the kernel gradient: M = input features x kernel pixels, K = batch x
+  // image pixels) splits K over blocks; each writes its partial sums to a module-scope workspace and the last block of
+  // a tile (atomic ticket) adds them in split order: deterministic
+  const tilesM = Math.max(1, Math.ceil(M / BM)), tilesN = Math.max(1, Math.ceil(Og / BN)), groups = Math.max(1, v('groups'));
+  const tiles = tilesM * tilesN * groups;
+  const kSteps = Math.ceil(K / BK);
+  let SPLIT = tiles >= SM_COUNT ? 1 : Math.max(1, Math.min(Math.ceil((2 * SM_COUNT) / tiles), Math.floor(kSteps / 8), 64));
+  while (SPLIT > 1 && SPLIT * M * Og * groups > SPLIT_K_WORKSPACE) SPLIT--;
+  const perSplit = Math.ceil(kSteps / SPLIT) * BK;
+  const idx = indexType([lhsReach, rhsReach, outReach, M + BM, K + BK * SPLIT, Og + BN, SPLIT * M * Og * groups]);
   // m is (batch, output pixel) row-major: y0 the batch, y(d + 1) output coordinate d
   const unravelM = (m: string, prefix: string) => unravelNamed(m, r + 1, (d) => `out${d - 1}`, prefix);
+  /** Stores this thread's 4x4 outputs (`value` of i, j) that fall inside the output. */
+  const storeTile = (value: string): string[] => [
+    'for (int i = 0; i < 4; i++) {',
+    indent([
+      `const jx_index m = m0 + ty + i * ${TY};`,
+      'if (m >= M) continue;',
+      ...unravelM('m', 'y'),
+      'for (int j = 0; j < 4; j++) {',
+      indent([
+        `const jx_index o = n0 + tx + j * ${TX};`,
+        `if (o < Og) out[y0 * osN + (g * Og + o) * osO${range(r).map((d) => ` + y${d + 1} * os${d}`).join('')}] = ${store(value)};`,
+      ], 2),
+      '}',
+    ], 2),
+    '}',
+  ];
   const lines = [
     `typedef ${idx} jx_index;`,
     ...names.map((n) => `const jx_index ${n} = ${int(v(n))};`),
@@ -300,15 +332,18 @@ export function convCuda(k: ConvKernel, params: readonly number[]): RenderedKern
     `const jx_index M = ${int(M)}, K = ${int(K)};`,
     `__shared__ ${acc} jx_a[${BK}][${BM + 1}];`,
     `__shared__ ${acc} jx_b[${BK}][${BN + 1}];`,
+    ...(SPLIT > 1 ? ['__shared__ bool jx_last;'] : []),
     'const int tid = threadIdx.x;',
     `const int tx = tid % ${TX}, ty = tid / ${TX};`,
     'const jx_index g = blockIdx.z;',
     `const jx_index m0 = (jx_index)blockIdx.x * ${BM};`,
-    `const jx_index n0 = (jx_index)blockIdx.y * ${BN};`,
+    `const jx_index n0 = (jx_index)(blockIdx.y % ${tilesN}) * ${BN};`,
+    `const jx_index split = blockIdx.y / ${tilesN}, kEnd = (split + 1) * ${perSplit} < K ? (split + 1) * ${perSplit} : K;`,
+    '(void)split;',
     `${acc} sum[4][4];`,
     '#pragma unroll',
     'for (int i = 0; i < 4; i++) for (int j = 0; j < 4; j++) sum[i][j] = 0;',
-    `for (jx_index kb = 0; kb < K; kb += ${BK}) {`,
+    `for (jx_index kb = split * ${perSplit}; kb < kEnd; kb += ${BK}) {`,
     indent([
       // A tile: consecutive threads take consecutive k, so consecutive input features (contiguous in NHWC)
       `for (int e = tid; e < ${BM * BK}; e += ${THREADS}) {`,
@@ -316,7 +351,7 @@ export function convCuda(k: ConvKernel, params: readonly number[]): RenderedKern
         `const int kk = e % ${BK}, mm = e / ${BK};`,
         'const jx_index m = m0 + mm, kx = kb + kk;',
         `${acc} a = 0;`,
-        'if (m < M && kx < K) {',
+        'if (m < M && kx < kEnd) {',
         indent([
           'const jx_index c = kx % I;',
           ...unravelNamed('kx / I', r, (d) => `k${d}`, 't'),
@@ -336,7 +371,7 @@ export function convCuda(k: ConvKernel, params: readonly number[]): RenderedKern
         `const int nn = e % ${BN}, kk = e / ${BN};`,
         'const jx_index o = n0 + nn, kx = kb + kk;',
         `${acc} b = 0;`,
-        'if (o < Og && kx < K) {',
+        'if (o < Og && kx < kEnd) {',
         indent([
           'const jx_index c = kx % I;',
           ...unravelNamed('kx / I', r, (d) => `k${d}`, 't'),
@@ -362,23 +397,36 @@ export function convCuda(k: ConvKernel, params: readonly number[]): RenderedKern
       '__syncthreads();',
     ], 2),
     '}',
-    'for (int i = 0; i < 4; i++) {',
-    indent([
-      `const jx_index m = m0 + ty + i * ${TY};`,
-      'if (m >= M) continue;',
-      ...unravelM('m', 'y'),
-      'for (int j = 0; j < 4; j++) {',
+    ...(SPLIT === 1 ? storeTile('sum[i][j]') : [
+      // partials of the tile's elements inside the output: [split][group][m][o]
+      'for (int i = 0; i < 4; i++) for (int j = 0; j < 4; j++) {',
+      `  const jx_index m = m0 + ty + i * ${TY}, o = n0 + tx + j * ${TX};`,
+      `  if (m < M && o < Og) ${name}_partials[((split * ${groups} + g) * M + m) * Og + o] = sum[i][j];`,
+      '}',
+      '__threadfence();',
+      '__syncthreads();',
+      `if (tid == 0) jx_last = atomicAdd(&${name}_tickets[(g * ${tilesN} + blockIdx.y % ${tilesN}) * ${tilesM} + blockIdx.x], 1u) == ${SPLIT - 1};`,
+      '__syncthreads();',
+      'if (jx_last) {',
       indent([
-        `const jx_index o = n0 + tx + j * ${TX};`,
-        `if (o < Og) out[y0 * osN + (g * Og + o) * osO${range(r).map((d) => ` + y${d + 1} * os${d}`).join('')}] = ${store('sum[i][j]')};`,
+        '__threadfence();',
+        'for (int i = 0; i < 4; i++) for (int j = 0; j < 4; j++) {',
+        `  const jx_index m = m0 + ty + i * ${TY}, o = n0 + tx + j * ${TX};`,
+        '  if (m >= M || o >= Og) continue;',
+        `  ${acc} total = 0;`,
+        `  for (int s = 0; s < ${SPLIT}; s++) total += ${name}_partials[((s * ${groups} + g) * M + m) * Og + o];`,
+        '  sum[i][j] = total;',
+        '}',
+        ...storeTile('sum[i][j]'),
+        `if (tid == 0) ${name}_tickets[(g * ${tilesN} + blockIdx.y % ${tilesN}) * ${tilesM} + blockIdx.x] = 0u; // ready for the next launch`,
       ], 2),
       '}',
-    ], 2),
-    '}',
+    ]),
   ];
   if (v('groups') > 65535) throw new Error(`render/cuda: a conv kernel runs one grid z-slice per group, at most 65535, got ${v('groups')} groups`);
-  const grid: [number, number, number] = [Math.max(1, Math.ceil(M / BM)), Math.max(1, Math.ceil(Og / BN)), Math.max(1, v('groups'))];
+  const grid: [number, number, number] = [tilesM, tilesN * SPLIT, groups];
   return {
+    ...(SPLIT > 1 ? { globals: `__device__ ${acc} ${name}_partials[${SPLIT * M * Og * groups}];\n__device__ unsigned ${name}_tickets[${tiles}];` } : {}),
     buffers: [
       { name: 'out', dtype: k.outputDtype, output: true },
       { name: 'lhs', dtype: k.inputDtype, output: false },
@@ -387,6 +435,6 @@ export function convCuda(k: ConvKernel, params: readonly number[]): RenderedKern
     body: indent(lines, 2),
     grid,
     block: [THREADS, 1, 1],
-    strategy: `implicit GEMM, M ${M} (batch x output pixels) x N ${Og} (features per group) x K ${K} (taps x features) per group, ${BM}x${BN} tiles of ${BK}-deep k steps, ${THREADS} threads with 4x4 outputs, ${v('groups')} group(s) (${idx} indices)`,
+    strategy: `implicit GEMM, M ${M} (batch x output pixels) x N ${Og} (features per group) x K ${K} (taps x features) per group, ${BM}x${BN} tiles of ${BK}-deep k steps${SPLIT > 1 ? `, split-K ${SPLIT}` : ''}, ${THREADS} threads with 4x4 outputs, ${v('groups')} group(s) (${idx} indices)`,
   };
 }

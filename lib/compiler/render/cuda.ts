@@ -164,7 +164,7 @@ function renderKernel(k: Kernel, params: readonly number[], alignments: number[]
     case 'sort': return indexed(k, params, name);
     case 'orthogonal': return k.op === 'qr' ? qrCuda(k, params) : indexed(k, params, name);
     case 'linalg': return linalgCuda(k, params);
-    case 'conv': return convCuda(k, params);
+    case 'conv': return convCuda(k, params, name);
   }
 }
 
