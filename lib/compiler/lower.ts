@@ -15,6 +15,13 @@ import { type ElementwisePrimitive, ELEMENTWISE_PRIMITIVES, isElementwisePrimiti
 
 export type BufferRef = { kind: 'input' | 'output' | 'temp'; index: number };
 
+/**
+ * The platform a plan is for. Most primitives lower alike on both (one kernel IR, two renderers); the few whose best
+ * algorithm differs in its launches read it: cholesky, lu and triangular_solve of large matrices (lower-linalg.ts:
+ * on CUDA a blocked sequence of launches that spreads each update over the GPU, on the CPU one launch).
+ */
+export type LowerTarget = 'cpu' | 'cuda';
+
 export interface Launch {
   kernel: Kernel;
   buffers: BufferRef[];
@@ -127,7 +134,7 @@ export function defaultFillValue(dtype: DType): number {
   return isUnsigned(dtype) ? hi : lo;
 }
 
-type LowerRule<Params> = (ins: ShapedArray[], outs: ShapedArray[], params: Params) => Plan;
+type LowerRule<Params> = (ins: ShapedArray[], outs: ShapedArray[], params: Params, target: LowerTarget) => Plan;
 
 const elementwiseRule = (prim: Primitive): LowerRule<unknown> => (ins, outs, params) => elementwisePrimitive(prim, ins, outs[0]!, params);
 const reduceRule = (op: ReduceOp): LowerRule<{ axes: number[] }> => (ins, outs, { axes }) => reduceLaunch(op, ins[0]!, outs[0]!, axes);
@@ -218,7 +225,7 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   pure_callback: opaqueCall('pure_callback'),
   name: alias,
   // a transfer between memory kinds: a copy on the CPU backend
-  device_put: (ins, outs) => elementwiseRule('copy')(ins, outs, {}),
+  device_put: (ins, outs, _params, target) => elementwiseRule('copy')(ins, outs, {}, target),
   transpose: (ins, outs, { permutation }) => {
     const strides = stridesOf(ins[0]!.shape);
     return stridedCopy(ins[0]!.dtype, outs[0]!.shape, 0, permutation.map((p) => strides[p]!));
@@ -310,9 +317,9 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   qr: (ins, _outs, { fullMatrices }) => lowerLinalg('qr', ins[0]!, { fullMatrices }),
   eigh: (ins, _outs, { lower, sortEigenvalues }) => lowerLinalg('eigh', ins[0]!, { lower, sort: sortEigenvalues }),
   svd: (ins, _outs, { fullMatrices, computeUv }) => lowerLinalg('svd', ins[0]!, { fullMatrices, computeUv }),
-  cholesky: (ins) => lowerCholesky(ins[0]!),
-  triangular_solve: (ins, _outs, params) => lowerTriangularSolve(ins[0]!, ins[1]!, params),
-  lu: (ins) => lowerLu(ins[0]!),
+  cholesky: (ins, _outs, _params, target) => lowerCholesky(ins[0]!, target),
+  triangular_solve: (ins, _outs, params, target) => lowerTriangularSolve(ins[0]!, ins[1]!, params, target),
+  lu: (ins, _outs, _params, target) => lowerLu(ins[0]!, target),
   conv_general_dilated: (ins, outs, params) => lowerConv(ins[0]!, ins[1]!, outs[0]!, params),
   dot_general: (ins, outs, { dimensionNumbers, precision }) => lowerDot(ins[0]!, ins[1]!, outs[0]!, dimensionNumbers, precision === 'highest'),
 };
@@ -532,6 +539,6 @@ function lowerConv(l: ShapedArray, r: ShapedArray, out: ShapedArray, params: Pri
   return plan;
 }
 
-export function lowerPrimitive<P extends Primitive>(prim: P, ins: ShapedArray[], outs: ShapedArray[], params: PrimitiveParams[P]): Plan {
-  return (lowerRules[prim] as LowerRule<PrimitiveParams[P]>)(ins, outs, params);
+export function lowerPrimitive<P extends Primitive>(prim: P, ins: ShapedArray[], outs: ShapedArray[], params: PrimitiveParams[P], target: LowerTarget): Plan {
+  return (lowerRules[prim] as LowerRule<PrimitiveParams[P]>)(ins, outs, params, target);
 }

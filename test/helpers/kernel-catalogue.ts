@@ -47,7 +47,7 @@ const describe = (a: ShapedArray) => `${a.dtype}[${a.shape.join(',')}]`;
 /** The launches lower.ts plans for one primitive application. */
 function lowered(prim: Primitive, ins: ShapedArray[], params: object, note = ''): CatalogueEntry[] {
   const outs = (abstractEval[prim] as (a: ShapedArray[], p: object) => ShapedArray[])(ins, params);
-  const plan = lowerPrimitive(prim, ins, outs, params as never);
+  const plan = lowerPrimitive(prim, ins, outs, params as never, 'cuda');
   const sizeOf = (shape: readonly number[]) => shape.reduce((n, d) => n * d, 1);
   return plan.launches.map((l, i) => ({
     label: `${prim}(${ins.map(describe).join(', ')})${note}${plan.launches.length > 1 ? ` launch ${i}` : ''}`,
@@ -234,7 +234,7 @@ function fused(label: string, f: (...args: never[]) => unknown, ...args: unknown
   const closed = jax.makeJaxpr(f)(...args);
   // Program.steps (launches, control-flow calls, copies); older programs listed only `launches`
   type Step = { kind?: string; kernel?: Kernel; params?: number[]; label: string; buffers?: number[] };
-  const program = fuseJaxpr(closed.jaxpr) as unknown as { steps?: Step[]; launches?: Step[]; buffers?: { dtype: DType; size: number }[] };
+  const program = fuseJaxpr(closed.jaxpr, 'cuda') as unknown as { steps?: Step[]; launches?: Step[]; buffers?: { dtype: DType; size: number }[] };
   const steps = program.steps ?? program.launches ?? [];
   return steps
     .filter((s) => (s.kind === undefined || s.kind === 'launch') && s.kernel)

@@ -61,6 +61,7 @@ import { indexed } from './cuda-indexed.js';
 import { linalgBufferCount } from './linalg-eig.js';
 import { convCuda } from './conv.js';
 import { linalgCuda, qrCuda } from './linalg-targets.js';
+import { linalgBlockedCuda } from './linalg-cuda-blocked.js';
 import { decisionComment, elementwiseVectorWidth, gridStrideLaunch, tmaAllowed, transposeTiling } from './cuda-decisions.js';
 
 const { computeType, loadValue, storageType, storeValue } = CUDA_TYPES;
@@ -163,7 +164,7 @@ function renderKernel(k: Kernel, params: readonly number[], alignments: number[]
     case 'scatter': return indexed(k, params, name);
     case 'sort': return indexed(k, params, name);
     case 'orthogonal': return k.op === 'qr' ? qrCuda(k, params) : indexed(k, params, name);
-    case 'linalg': return linalgCuda(k, params);
+    case 'linalg': return k.blocked ? linalgBlockedCuda(k, params, name) : linalgCuda(k, params);
     case 'conv': return convCuda(k, params);
   }
 }

@@ -94,6 +94,7 @@ function bufferDeclaration(spec: LinalgSpec, i: number, storage: (d: LinalgSpec[
 
 /** The C translation unit's function for a linalg kernel. */
 export function linalgC(k: LinalgKernel, name: string): string {
+  if (k.blocked) throw new Error(`render/c: ${name} is a stage of the CUDA blocked algorithm (lower-linalg.ts lowers it for 'cuda' only)`);
   const spec = linalgSpec(k, { sqrt: C_DIALECT.sqrt, nan: 'JX_NANF' });
   const params = spec.params.map((p, i) => `const jx_index ${p} = params[${i}];`);
   const matrix = [
