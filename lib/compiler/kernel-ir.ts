@@ -305,12 +305,13 @@ export interface LinalgKernel {
   large?: boolean;
   /**
    * CUDA only: one stage of the blocked algorithm for large matrices (render/linalg-cuda-blocked.ts; lower-linalg.ts
-   * lowers the sequence), over panels of `nb` columns; the same buffers and params as the one-block-per-matrix kernel.
-   * cholesky: init, then per panel factor (diagonal block), panel (L21), update (A22), then finish (NaNs where it
-   * failed); lu: init, per panel panel (getf2), rows (laswp and U12), update, then finish (the permutation);
-   * triangular_solve: init, per panel diagonal (the block's unknowns), update.
+   * lowers the sequence after a copy of the operand into the output), over panels of `nb` columns; the same buffers
+   * and params as the one-block-per-matrix kernel. cholesky: per panel factor (diagonal block), panel (L21), update
+   * (A22), then finish (zeros above the diagonal, or NaNs where it failed); lu: per panel panel (getf2), rows (laswp
+   * and U12), update, then finish (the permutation); triangular_solve: per panel diagonal (the block's unknowns),
+   * update.
    */
-  blocked?: { stage: 'init' | 'factor' | 'panel' | 'rows' | 'diagonal' | 'update' | 'finish'; nb: number };
+  blocked?: { stage: 'factor' | 'panel' | 'rows' | 'diagonal' | 'update' | 'finish'; nb: number };
 }
 
 /**

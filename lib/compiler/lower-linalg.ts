@@ -8,7 +8,7 @@
 import type { PrimitiveParams, ShapedArray } from '../core/primitives.js';
 import { sizeOf } from '../core/shape.js';
 import type { LinalgKernel } from './kernel-ir.js';
-import type { BufferRef, Launch, LowerTarget, Plan } from './lower.js';
+import { type BufferRef, type Launch, type LowerTarget, type Plan, copyKernel } from './lower.js';
 import { BLOCKED_MIN } from './render/linalg-blocked.js';
 import { blockedSchedule, cudaBlockedWidth } from './render/linalg-cuda-blocked.js';
 
@@ -28,9 +28,14 @@ function matrices(x: ShapedArray): { batch: number; m: number; n: number } {
  */
 function launches(kernel: LinalgKernel, buffers: BufferRef[], params: number[], target: LowerTarget, size: number, columns: number): Plan {
   const nb = target === 'cuda' ? cudaBlockedWidth(kernel.op, kernel.dtype, params[0]!, size, columns) : 0;
-  const list: Launch[] = nb
-    ? blockedSchedule(kernel, params, nb).map((stage) => ({ kernel: { ...kernel, blocked: { stage, nb } }, buffers, params }))
-    : [{ kernel: { ...kernel, ...(target === 'cpu' && size >= BLOCKED_MIN ? { large: true } : {}) }, buffers, params }];
+  if (!nb) return { launches: [{ kernel: { ...kernel, ...(target === 'cpu' && size >= BLOCKED_MIN ? { large: true } : {}) }, buffers, params }], temps: [], aliases: new Map() };
+  // the stages work in place on the output: first the operand (b for a solve), by the elementwise copy kernel
+  const [batch, m, n] = params as [number, number, number?];
+  const copy = copyKernel(kernel.dtype, batch * m * (n ?? m));
+  const list: Launch[] = [
+    { ...copy, buffers: [buffers[0]!, buffers[buffers.length - 1]!] },
+    ...blockedSchedule(kernel, params, nb).map((stage) => ({ kernel: { ...kernel, blocked: { stage, nb } }, buffers, params })),
+  ];
   return { launches: list, temps: [], aliases: new Map() };
 }
 

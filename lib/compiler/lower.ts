@@ -82,6 +82,12 @@ function stridedCopy(dtype: DType, outShape: Shape, offset: number, strides: num
   );
 }
 
+/** A contiguous copy of n elements (its buffers: the destination, then the source). */
+export function copyKernel(dtype: DType, n: number): { kernel: Kernel; params: number[] } {
+  const launch = elementwiseLaunch([{ dtype, access: 'contiguous' }], [{ dtype, expr: { op: 'input', index: 0, dtype } }], n, [], []).launches[0]!;
+  return { kernel: launch.kernel, params: launch.params };
+}
+
 function elementwiseLaunch(
   inputs: { dtype: DType; access: Access }[],
   outputs: { dtype: DType; expr: Expr }[],

@@ -82,11 +82,14 @@ function panels(k: LinalgKernel, s: Shape, nb: number): number {
   return ceilDiv(k.op === 'lu' ? Math.min(s.m, s.n) : k.op === 'cholesky' ? s.n : system(k, s).r, nb);
 }
 
-/** The launch order of a blocked kernel (lower-linalg.ts lowers it; each stage counts its own launches from it). */
+/**
+ * The launch order of a blocked kernel's stages, after the copy of the operand into the output (lower-linalg.ts lowers
+ * it; each stage counts its own launches from it).
+ */
 export function blockedSchedule(k: LinalgKernel, params: readonly number[], nb: number): BlockedStage[] {
   const s = shapeOf(k, params);
   const count = panels(k, s, nb);
-  const out: BlockedStage[] = ['init'];
+  const out: BlockedStage[] = [];
   for (let p = 0; p < count; p++) {
     const last = p === count - 1;
     if (k.op === 'cholesky') out.push('factor', ...(last ? [] : ['panel', 'update'] as const));
@@ -106,13 +109,11 @@ export function linalgBlockedCuda(k: LinalgKernel, params: readonly number[], na
   const { batch, m, n } = s;
   const double = k.dtype === 'float64';
   const t = double ? 'double' : 'float';
-  const storage = CUDA_TYPES.storageType(k.dtype);
   const sqrt = (x: string) => CUDA_DIALECT.sqrt(double, x);
   const abs = (x: string) => `${double ? 'fabs' : 'fabsf'}(${x})`;
   const sfmin = double ? '2.2250738585072014e-308' : '1.17549435e-38f';
   const idx = indexType([batch * Math.max(m, n) ** 2]);
   const count = blockedSchedule(k, params, nb).filter((x) => x === stage).length;
-  const matrixSize = k.op === 'cholesky' ? n * n : m * n;
   const names = k.op === 'lu' ? ['lu', 'pivots', 'permutation', 'in'] : k.op === 'cholesky' ? ['out', 'in'] : ['out', 'a', 'b'];
   const dtypes: DType[] = k.op === 'lu' ? [k.dtype, 'int32', 'int32', k.dtype] : names.map(() => k.dtype);
   const per = k.op === 'lu' ? [m * n, Math.min(m, n), m, m * n] : k.op === 'cholesky' ? [n * n, n * n] : [m * n, k.leftSide ? m * m : n * n, m * n];
@@ -156,15 +157,6 @@ export function linalgBlockedCuda(k: LinalgKernel, params: readonly number[], na
       ], 2),
     };
   };
-  const wholeBatch = (body: string[], strategy: string): RenderedKernel => {
-    const total = batch * matrixSize;
-    const grid = Math.max(1, Math.min(ceilDiv(total, 256), 132 * 8));
-    return {
-      buffers, grid: [grid, 1, 1], block: [256, 1, 1], strategy: `blocked ${k.op} (NB ${nb}), ${stage}: ${strategy}`,
-      body: indent([...head, ...body.map((l) => l.replaceAll('JX_TOTAL', int(total)))], 2),
-    };
-  };
-
   // The trailing update C(i, c) -= sum over k < NB of A(i, k) B(k, c), for rows [r0, r0 + rows) and columns
   // [c0, c0 + cols) (run-time expressions; at most maxRows x maxCols); `lowerOnly`: only c <= i (Cholesky).
   const update = (o: {
@@ -222,15 +214,6 @@ export function linalgBlockedCuda(k: LinalgKernel, params: readonly number[], na
     case 'cholesky': {
       const L = (i: string, c: string) => `out[(${i}) * n + (${c})]`;
       switch (stage) {
-        case 'init':
-          return wholeBatch([
-            `const ${storage} *__restrict__ in = (const ${storage} *)jx_arg1;`,
-            `${storage} *__restrict__ out = (${storage} *)jx_arg0;`,
-            'for (jx_index e = (jx_index)blockIdx.x * 256 + threadIdx.x; e < JX_TOTAL; e += (jx_index)gridDim.x * 256) {',
-            '  const jx_index c = e % n, i = (e / n) % n;',
-            `  out[e] = c <= i ? in[e] : (${t})0;`,
-            '}',
-          ], 'the lower triangle copied, zeros above');
         case 'factor':
           // potf2 on the diagonal block in shared memory, the unblocked kernel's operations
           return ticketed([1, batch, 1], 256, [
@@ -283,21 +266,27 @@ export function linalgBlockedCuda(k: LinalgKernel, params: readonly number[], na
             r0: 'j1', rows: 'n - j1', c0: 'j1', cols: 'n - j1', maxRows: n - nb, maxCols: n - nb, lowerOnly: true,
             A: (i, q) => L(i, `j0 + ${q}`), B: (q, c) => L(c, `j0 + ${q}`), C: L,
           }, [`const jx_index j0 = p * ${nb}, j1 = j0 + ${nb};`]);
-        case 'finish':
-          // potrf failed where L's diagonal is not positive (a NaN or 0 from the first failing pivot on): all NaN, as JAX
+        case 'finish': {
+          // potrf failed where L's diagonal is not positive (a NaN or 0 from the first failing pivot on): all NaN, as
+          // JAX reports it; else zeros above the diagonal (the stages read and write only the lower triangle)
+          const blocks = Math.max(1, Math.min(ceilDiv(n * n, 4096), 264));
           return {
-            buffers, grid: [1, batch, 1], block: [256, 1, 1], strategy: `blocked cholesky (NB ${nb}), finish: failed matrices all NaN`,
+            buffers, grid: [blocks, batch, 1], block: [256, 1, 1], strategy: `blocked cholesky (NB ${nb}), finish: zeros above the diagonal, or all NaN where it failed`,
             body: indent([
               ...head, ...perMatrix([
-              '__shared__ int failed;',
-              'if (threadIdx.x == 0) failed = 0;',
-              '__syncthreads();',
-              'for (jx_index j = threadIdx.x; j < n; j += blockDim.x) if (!(out[j * n + j] > 0)) failed = 1;',
-              '__syncthreads();',
-              `if (failed) for (jx_index e = threadIdx.x; e < n * n; e += blockDim.x) out[e] = (${t})JX_NANF;`,
+                '__shared__ int failed;',
+                'if (threadIdx.x == 0) failed = 0;',
+                '__syncthreads();',
+                'for (jx_index j = threadIdx.x; j < n; j += blockDim.x) if (!(out[j * n + j] > 0)) failed = 1;',
+                '__syncthreads();',
+                `for (jx_index e = (jx_index)blockIdx.x * blockDim.x + threadIdx.x; e < n * n; e += (jx_index)gridDim.x * blockDim.x) {`,
+                `  if (failed) out[e] = (${t})JX_NANF;`,
+                `  else if (e % n > e / n) out[e] = (${t})0;`,
+                '}',
               ]),
             ], 2),
           };
+        }
         default: break;
       }
       break;
@@ -306,12 +295,6 @@ export function linalgBlockedCuda(k: LinalgKernel, params: readonly number[], na
       const kmax = Math.min(m, n);
       const A = (i: string, c: string) => `lu[(${i}) * n + (${c})]`;
       switch (stage) {
-        case 'init':
-          return wholeBatch([
-            `const ${storage} *__restrict__ in = (const ${storage} *)jx_arg3;`,
-            `${storage} *__restrict__ lu = (${storage} *)jx_arg0;`,
-            'for (jx_index e = (jx_index)blockIdx.x * 256 + threadIdx.x; e < JX_TOTAL; e += (jx_index)gridDim.x * 256) lu[e] = in[e];',
-          ], 'the copy');
         case 'panel': {
           const threads = 256;
           return ticketed([1, batch, 1], threads, [
@@ -413,12 +396,6 @@ export function linalgBlockedCuda(k: LinalgKernel, params: readonly number[], na
         ? `const jx_index j0 = p * ${nb}, j1 = ${min(`j0 + ${nb}`, int(r))}, w = j1 - j0;`
         : `const jx_index j1 = ${int(r)} - p * ${nb}, j0 = j1 > ${nb} ? j1 - ${nb} : 0, w = j1 - j0;`;
       switch (stage) {
-        case 'init':
-          return wholeBatch([
-            `const ${storage} *__restrict__ b = (const ${storage} *)jx_arg2;`,
-            `${storage} *__restrict__ out = (${storage} *)jx_arg0;`,
-            'for (jx_index e = (jx_index)blockIdx.x * 256 + threadIdx.x; e < JX_TOTAL; e += (jx_index)gridDim.x * 256) out[e] = b[e];',
-          ], 'the copy of b');
         case 'diagonal': {
           const threads = 128;
           const step = k.unitDiagonal ? [] : ['x[q] *= rinv[q];'];
