@@ -305,8 +305,9 @@ export interface LinalgKernel {
   large?: boolean;
   /**
    * CUDA only: one stage of the blocked algorithm for large matrices (render/linalg-cuda-blocked.ts; lower-linalg.ts
-   * lowers the sequence after a copy of the operand into the output), over panels of `nb` columns; the same buffers
-   * and params as the one-block-per-matrix kernel. cholesky: per panel factor (diagonal block), panel (L21), update
+   * lowers the sequence after a copy of the operand into the output), over panels of `nb` columns; the same params as
+   * the one-block-per-matrix kernel, its buffers with the stages' ticket counters (int32, zeroed before the first
+   * stage) after the outputs. cholesky: per panel factor (diagonal block), panel (L21), update
    * (A22), then finish (zeros above the diagonal, or NaNs where it failed); lu: per panel panel (getf2), rows (laswp
    * and U12), update, then finish (the permutation); triangular_solve: per panel diagonal (the block's unknowns),
    * update.

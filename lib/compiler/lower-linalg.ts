@@ -4,13 +4,13 @@
 // CUDA, large matrices (render/linalg-cuda-blocked.ts cudaBlockedWidth) take
 // the blocked algorithm instead: its stages' launches, panel by panel, every
 // launch with the one-block kernel's buffers and params (a launch finds its
-// panel at run time), so the plan needs no temporaries either way.
+// panel at run time) and a small temporary of ticket counters.
 import type { PrimitiveParams, ShapedArray } from '../core/primitives.js';
 import { sizeOf } from '../core/shape.js';
 import type { LinalgKernel } from './kernel-ir.js';
-import { type BufferRef, type Launch, type LowerTarget, type Plan, copyKernel } from './lower.js';
+import { type BufferRef, type Launch, type LowerTarget, type Plan, copyKernel, zerosKernel } from './lower.js';
 import { BLOCKED_MIN } from './render/linalg-blocked.js';
-import { blockedSchedule, cudaBlockedWidth } from './render/linalg-cuda-blocked.js';
+import { BLOCKED_STATE_SIZE, blockedSchedule, cudaBlockedWidth } from './render/linalg-cuda-blocked.js';
 
 const input = (index: number): BufferRef => ({ kind: 'input', index });
 const output = (index: number): BufferRef => ({ kind: 'output', index });
@@ -29,14 +29,18 @@ function matrices(x: ShapedArray): { batch: number; m: number; n: number } {
 function launches(kernel: LinalgKernel, buffers: BufferRef[], params: number[], target: LowerTarget, size: number, columns: number): Plan {
   const nb = target === 'cuda' ? cudaBlockedWidth(kernel.op, kernel.dtype, params[0]!, size, columns) : 0;
   if (!nb) return { launches: [{ kernel: { ...kernel, ...(target === 'cpu' && size >= BLOCKED_MIN ? { large: true } : {}) }, buffers, params }], temps: [], aliases: new Map() };
-  // the stages work in place on the output: first the operand (b for a solve), by the elementwise copy kernel
+  // the stages work in place on the output: first the operand (b for a solve) by the elementwise copy kernel, and
+  // zeros into the stages' ticket counters (a temp after the outputs: each launch takes its panel from them)
   const [batch, m, n] = params as [number, number, number?];
-  const copy = copyKernel(kernel.dtype, batch * m * (n ?? m));
+  const outputs = kernel.op === 'lu' ? 3 : 1;
+  const state: BufferRef = { kind: 'temp', index: 0 };
+  const stageBuffers = [...buffers.slice(0, outputs), state, ...buffers.slice(outputs)];
   const list: Launch[] = [
-    { ...copy, buffers: [buffers[0]!, buffers[buffers.length - 1]!] },
-    ...blockedSchedule(kernel, params, nb).map((stage) => ({ kernel: { ...kernel, blocked: { stage, nb } }, buffers, params })),
+    { ...copyKernel(kernel.dtype, batch * m * (n ?? m)), buffers: [buffers[0]!, buffers[buffers.length - 1]!] },
+    { ...zerosKernel('int32', BLOCKED_STATE_SIZE), buffers: [state] },
+    ...blockedSchedule(kernel, params, nb).map((stage) => ({ kernel: { ...kernel, blocked: { stage, nb } }, buffers: stageBuffers, params })),
   ];
-  return { launches: list, temps: [], aliases: new Map() };
+  return { launches: list, temps: [{ dtype: 'int32', size: BLOCKED_STATE_SIZE }], aliases: new Map() };
 }
 
 export function lowerCholesky(x: ShapedArray, target: LowerTarget): Plan {

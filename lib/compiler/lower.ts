@@ -88,6 +88,12 @@ export function copyKernel(dtype: DType, n: number): { kernel: Kernel; params: n
   return { kernel: launch.kernel, params: launch.params };
 }
 
+/** n zeros (its one buffer: the destination). */
+export function zerosKernel(dtype: DType, n: number): { kernel: Kernel; params: number[] } {
+  const launch = elementwiseLaunch([], [{ dtype, expr: { op: 'literal', value: 0, dtype } }], n, [], []).launches[0]!;
+  return { kernel: launch.kernel, params: launch.params };
+}
+
 function elementwiseLaunch(
   inputs: { dtype: DType; access: Access }[],
   outputs: { dtype: DType; expr: Expr }[],

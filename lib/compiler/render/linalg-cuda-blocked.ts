@@ -11,11 +11,13 @@
 // memory, 256 threads of 4 x 4 outputs; Cholesky's on tiles on and below the
 // diagonal).
 // Every launch of a stage has the same params, hence one compile per stage
-// and not one per panel: a launch learns its panel from a ticket, a module
-// __device__ counter each block takes once (launches of a stage run in order
-// on the compute stream, so launch p hands out tickets p·G .. p·G + G - 1 for
-// G blocks), and the stage's last block rewinds it for the next run (as the
-// two-stage reductions' tickets: launches of one module must not overlap).
+// and not one per panel: a launch learns its panel from a ticket, a counter
+// per stage in a small int32 buffer of the plan (zeroed before the first
+// stage) that each block takes once (launches of a stage run in order on the
+// compute stream, so launch p hands out tickets p·G .. p·G + G - 1 for G
+// blocks). The counters are arguments, not module state, so a run starts from
+// zero whatever an earlier one did, and the emulator's schedule check, which
+// reruns a launch from a snapshot of its arguments, sees the same panel.
 // Grids are sized for the first panel; a block past the current panel's work
 // only takes its ticket. A failed Cholesky needs no flag between launches: a
 // diagonal that is not positive gives a NaN or 0 on L's diagonal (and NaNs
@@ -41,6 +43,10 @@ export const CUDA_BLOCKED_MIN = 256;
 export const CUDA_BLOCKED_MAX_BATCH = 64;
 
 export type BlockedStage = NonNullable<LinalgKernel['blocked']>['stage'];
+
+/** The ticket counters' buffer: a slot per stage kind. */
+export const BLOCKED_STATE_SIZE = 8;
+const TICKET_SLOT: Record<BlockedStage, number> = { factor: 0, panel: 1, rows: 2, diagonal: 3, update: 4, finish: 5 };
 
 /**
  * The blocked path's threshold and panel width: CUDA_BLOCKED_MIN and CUDA_NB, or JAXON_CUDA_BLOCKED_LINALG=MIN or
@@ -103,7 +109,7 @@ export function blockedSchedule(k: LinalgKernel, params: readonly number[], nb: 
 const TILE = 64;
 
 /** The CUDA body of one stage of a blocked kernel at the exact params. */
-export function linalgBlockedCuda(k: LinalgKernel, params: readonly number[], name: string): RenderedKernel {
+export function linalgBlockedCuda(k: LinalgKernel, params: readonly number[]): RenderedKernel {
   const { stage, nb } = k.blocked!;
   const s = shapeOf(k, params);
   const { batch, m, n } = s;
@@ -113,11 +119,12 @@ export function linalgBlockedCuda(k: LinalgKernel, params: readonly number[], na
   const abs = (x: string) => `${double ? 'fabs' : 'fabsf'}(${x})`;
   const sfmin = double ? '2.2250738585072014e-308' : '1.17549435e-38f';
   const idx = indexType([batch * Math.max(m, n) ** 2]);
-  const count = blockedSchedule(k, params, nb).filter((x) => x === stage).length;
-  const names = k.op === 'lu' ? ['lu', 'pivots', 'permutation', 'in'] : k.op === 'cholesky' ? ['out', 'in'] : ['out', 'a', 'b'];
-  const dtypes: DType[] = k.op === 'lu' ? [k.dtype, 'int32', 'int32', k.dtype] : names.map(() => k.dtype);
-  const per = k.op === 'lu' ? [m * n, Math.min(m, n), m, m * n] : k.op === 'cholesky' ? [n * n, n * n] : [m * n, k.leftSide ? m * m : n * n, m * n];
-  const buffers = names.map((b, i) => ({ name: `jx_arg${i}`, dtype: dtypes[i]!, output: i < (k.op === 'lu' ? 3 : 1) }));
+  // the unblocked kernel's buffers with the ticket counters after the outputs (jx_state: not per matrix)
+  const names = k.op === 'lu' ? ['lu', 'pivots', 'permutation', 'jx_state', 'in'] : k.op === 'cholesky' ? ['out', 'jx_state', 'in'] : ['out', 'jx_state', 'a', 'b'];
+  const dtypes: DType[] = k.op === 'lu' ? [k.dtype, 'int32', 'int32', 'int32', k.dtype] : names.map((b) => (b === 'jx_state' ? 'int32' : k.dtype));
+  const per = k.op === 'lu' ? [m * n, Math.min(m, n), m, 0, m * n] : k.op === 'cholesky' ? [n * n, 0, n * n] : [m * n, 0, k.leftSide ? m * m : n * n, m * n];
+  const buffers = names.map((b, i) => ({ name: `jx_arg${i}`, dtype: dtypes[i]!, output: i <= names.indexOf('jx_state') }));
+  const state = names.indexOf('jx_state');
   const declare = (i: number) => {
     const c = buffers[i]!.output ? '' : 'const ';
     const type = CUDA_TYPES.storageType(dtypes[i]!);
@@ -136,21 +143,14 @@ export function linalgBlockedCuda(k: LinalgKernel, params: readonly number[], na
   const min = (a: string, b: string) => `(${a} < ${b} ? ${a} : ${b})`;
 
   // a block per panel-indexed launch: its ticket, the panel p and the block's place among the launch's blocks
-  const ticketed = (grid: [number, number, number], threads: number, body: string[], strategy: string, shared = ''): RenderedKernel => {
+  const ticketed = (grid: [number, number, number], threads: number, body: string[], strategy: string): RenderedKernel => {
     const blocks = grid[0] * grid[1];
     return {
       buffers, grid, block: [threads, 1, 1], strategy: `blocked ${k.op} (NB ${nb}), ${stage}: ${strategy}`,
-      globals: `__device__ jx_u32 jx_panel_ticket_${name};`,
       body: indent([
         ...head,
-        ...(shared ? [shared] : []),
         '__shared__ jx_index jx_panel;',
-        'if (threadIdx.x == 0) {',
-        `  const jx_u32 jx_t = atomicAdd(&jx_panel_ticket_${name}, 1u);`,
-        '  // the last block of this stage\'s last launch: every ticket is taken, rewind for the next run',
-        `  if (jx_t == ${int(count * blocks - 1)}u) atomicExch(&jx_panel_ticket_${name}, 0u);`,
-        `  jx_panel = (jx_index)(jx_t / ${int(blocks)}u);`,
-        '}',
+        `if (threadIdx.x == 0) jx_panel = (jx_index)(atomicAdd((jx_i32 *)jx_arg${state} + ${TICKET_SLOT[stage]}, 1) / ${int(blocks)});`,
         '__syncthreads();',
         'const jx_index p = jx_panel;',
         ...perMatrix(body),
