@@ -162,7 +162,11 @@ export function linalgBlockedCuda(k: LinalgKernel, params: readonly number[]): R
   const update = (o: {
     r0: string; rows: string; c0: string; cols: string; maxRows: number; maxCols: number; lowerOnly?: boolean;
     A: (i: string, q: string) => string; B: (q: string, c: string) => string; C: (i: string, c: string) => string;
+    /** the index along which A's (B's) entries are contiguous in memory: consecutive threads load along it */
+    aContiguous: 'q' | 'i'; bContiguous: 'q' | 'c';
   }, setup: string[]): RenderedKernel => {
+    // a tile's entry e: its depth q and its row (column) r within the tile, consecutive e along memory
+    const along = (depthFastest: boolean) => (depthFastest ? `const jx_index r = e / ${nb}, q = e % ${nb};` : `const jx_index q = e / ${TILE}, r = e % ${TILE};`);
     const tilesAcross = ceilDiv(o.maxCols, TILE);
     const tiles = ceilDiv(o.maxRows, TILE) * tilesAcross;
     return ticketed([tiles, batch, 1], 256, [
@@ -170,15 +174,15 @@ export function linalgBlockedCuda(k: LinalgKernel, params: readonly number[]): R
       `const jx_index jx_rows = ${o.rows}, jx_cols = ${o.cols};`,
       `const jx_index ti = blockIdx.x / ${int(tilesAcross)}, tc = blockIdx.x % ${int(tilesAcross)};`,
       `const int active = ti * ${TILE} < jx_rows && tc * ${TILE} < jx_cols${o.lowerOnly ? ' && tc <= ti' : ''};`,
-      `__shared__ ${t} jx_a[${nb}][${TILE}], jx_bt[${nb}][${TILE}];`,
+      `__shared__ ${t} jx_a[${nb}][${TILE + 1}], jx_bt[${nb}][${TILE + 1}]; // padded: a store along the depth hits 32 banks`,
       'if (active) {',
       `  for (jx_index e = threadIdx.x; e < ${TILE * nb}; e += 256) {`,
-      `    const jx_index r = e / ${nb}, q = e % ${nb};`,
+      `    ${along(o.aContiguous === 'q')}`,
       `    const jx_index i = ti * ${TILE} + r;`,
       `    jx_a[q][r] = i < jx_rows ? ${o.A(`${o.r0} + i`, 'q')} : (${t})0;`,
       '  }',
       `  for (jx_index e = threadIdx.x; e < ${TILE * nb}; e += 256) {`,
-      `    const jx_index q = e / ${TILE}, r = e % ${TILE};`,
+      `    ${along(o.bContiguous === 'q')}`,
       `    const jx_index c = tc * ${TILE} + r;`,
       `    jx_bt[q][r] = c < jx_cols ? ${o.B('q', `${o.c0} + c`)} : (${t})0;`,
       '  }',
@@ -264,7 +268,7 @@ export function linalgBlockedCuda(k: LinalgKernel, params: readonly number[]): R
         case 'update':
           return update({
             r0: 'j1', rows: 'n - j1', c0: 'j1', cols: 'n - j1', maxRows: n - nb, maxCols: n - nb, lowerOnly: true,
-            A: (i, q) => L(i, `j0 + ${q}`), B: (q, c) => L(c, `j0 + ${q}`), C: L,
+            A: (i, q) => L(i, `j0 + ${q}`), B: (q, c) => L(c, `j0 + ${q}`), C: L, aContiguous: 'q', bContiguous: 'q',
           }, [`const jx_index j0 = p * ${nb}, j1 = j0 + ${nb};`]);
         case 'finish': {
           // potrf failed where L's diagonal is not positive (a NaN or 0 from the first failing pivot on): all NaN, as
@@ -365,7 +369,7 @@ export function linalgBlockedCuda(k: LinalgKernel, params: readonly number[]): R
         case 'update':
           return update({
             r0: 'j1', rows: 'm - j1', c0: 'j1', cols: 'n - j1', maxRows: m - nb, maxCols: n - nb,
-            A: (i, q) => A(i, `j0 + ${q}`), B: (q, c) => A(`j0 + ${q}`, c), C: A,
+            A: (i, q) => A(i, `j0 + ${q}`), B: (q, c) => A(`j0 + ${q}`, c), C: A, aContiguous: 'q', bContiguous: 'c',
           }, [`const jx_index j0 = p * ${nb}, j1 = j0 + ${nb};`]);
         case 'finish':
           return {
@@ -440,7 +444,7 @@ export function linalgBlockedCuda(k: LinalgKernel, params: readonly number[]): R
         case 'update':
           return update({
             r0: forward ? 'j1' : '0', rows: forward ? `${int(r)} - j1` : 'j0', c0: '0', cols: int(cols), maxRows: r - nb, maxCols: cols,
-            A: (i, q) => M(i, `j0 + ${q}`), B: (q, c) => X(`j0 + ${q}`, c), C: X,
+            A: (i, q) => M(i, `j0 + ${q}`), B: (q, c) => X(`j0 + ${q}`, c), C: X, aContiguous: transposed ? 'i' : 'q', bContiguous: k.leftSide ? 'c' : 'q',
           }, [range, '(void)w;']);
         default: break;
       }
