@@ -67,6 +67,8 @@ function matmul(x: readonly number[], y: readonly number[], rows: number, cols: 
   return out;
 }
 
+/** A float64 value as the dtype stores it. */
+const rounded = (dtype: DType) => (dtype === 'float32' ? Math.fround : (v: number) => v);
 const transpose = (x: readonly number[], rows: number, cols: number) => globalThis.Array.from({ length: rows * cols }, (_, e) => x[(e % rows) * cols + Math.floor(e / rows)]!);
 const maxDifference = (x: readonly number[], y: readonly number[]) => x.reduce((a, v, i) => Math.max(a, Math.abs(v - y[i]!)), 0);
 
@@ -219,8 +221,7 @@ for (const dtype of ['float32', 'float64'] as const) {
         assertClose(t, globalThis.Array.from({ length: n }, (_, i) => L![i * (n + 1)]!), c.diagonal, dtype, `cholesky ${dtype} ${n}: diagonal`);
         assertClose(t, L!.slice((n - 1) * n), c.lastRow!, dtype, `cholesky ${dtype} ${n}: last row`);
         t.true(L!.every((v, e) => e % n <= Math.floor(e / n) || v === 0), `cholesky ${dtype} ${n}: upper triangle`);
-        const a = jnp.array(goods[q]!, { dtype }).reshape([n, n]);
-        const r = maxDifference(matmul(L!, transpose(L!, n, n), n, n, n), values(a));
+        const r = maxDifference(matmul(L!, transpose(L!, n, n), n, n, n), goods[q]!.map(rounded(dtype)));
         t.true(r <= (dtype === 'float64' ? 1e-11 : 1e-5) * n * 16, `cholesky ${dtype} ${n}: |L L^T - A| = ${r}`);
         failed.forEach((f, i) => t.true(failedAsJax(f, n), `cholesky ${dtype} ${n}, negative diagonal at ${failAt(n)[i]}: NaN below the diagonal, 0 above`));
         t.deepEqual(both.slice(0, n * n), L, `cholesky ${dtype} ${n} batched: the first matrix as alone`);
@@ -254,7 +255,7 @@ for (const dtype of ['float32', 'float64'] as const) {
         const solve = (m: Array, y: Array) => lax.linalg.triangularSolve(m, y, options);
         return [solve(a, rhs), solve(a, part), ...(options.unitDiagonal ? [] : [solve(singular, rhs), solve(singular, part)])];
       }))(array(values64, [r, r]), array(singularValues, [r, r]), array(b, [r, cols]), array(bt, [cols, r]), array(bFew, [r, few]), array(btFew, [few, r])) as Array[][];
-      const a = values(array(values64, [r, r]));
+      const a = values64.map(rounded(dtype));
       configs.forEach((options, q) => {
         const { leftSide, lower, transposeA, unitDiagonal } = options;
         const name = `triangular solve ${dtype} ${JSON.stringify(options)}`;
