@@ -88,10 +88,7 @@ function panels(k: LinalgKernel, s: Shape, nb: number): number {
   return ceilDiv(k.op === 'lu' ? Math.min(s.m, s.n) : k.op === 'cholesky' ? s.n : system(k, s).r, nb);
 }
 
-/**
- * The launch order of a blocked kernel's stages, after the copy of the operand into the output (lower-linalg.ts lowers
- * it; each stage counts its own launches from it).
- */
+/** The launch order of a blocked kernel's stages, after the operand's copy and the counters' zeros (lower-linalg.ts). */
 export function blockedSchedule(k: LinalgKernel, params: readonly number[], nb: number): BlockedStage[] {
   const s = shapeOf(k, params);
   const count = panels(k, s, nb);
