@@ -50,7 +50,8 @@ const TICKET_SLOT: Record<BlockedStage, number> = { factor: 0, panel: 1, rows: 2
 
 /**
  * The blocked path's threshold and panel width: CUDA_BLOCKED_MIN and CUDA_NB, or JAXON_CUDA_BLOCKED_LINALG=MIN or
- * MIN:NB (tests run the blocked path on small matrices with it; read at each lowering).
+ * MIN:NB (tests run the blocked path on small matrices with it). Read at each lowering: plans cached before a change
+ * (eager ops, compiled jit programs) keep their path.
  */
 export function cudaBlocking(): { min: number; nb: number } {
   const value = process.env['JAXON_CUDA_BLOCKED_LINALG'];
