@@ -98,7 +98,7 @@ test('small work never enters an OpenMP region: every CPU kernel with a region c
   ];
   for (const [prim, ins, params] of cases) {
     const outs = (abstractEval[prim as 'add'] as (a: ShapedArray[], p: unknown) => ShapedArray[])(ins, params);
-    const plan = lowerPrimitive(prim as never, ins, outs, params as never);
+    const plan = lowerPrimitive(prim as never, ins, outs, params as never, 'cpu');
     for (const launch of plan.launches) {
       const source = renderC(launch.kernel, 'k');
       const regions = source.split('\n').filter((l) => l.includes('#pragma omp parallel'));

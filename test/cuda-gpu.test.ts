@@ -163,7 +163,7 @@ gpuTest('rendered kernels on the GPU agree with the CPU backend on lowered primi
   ];
   for (const c of cases) {
     const outs = (abstractEval[c.prim] as (a: ShapedArray[], p: unknown) => ShapedArray[])(c.ins, c.params);
-    const plan = lowerPrimitive(c.prim, c.ins, outs, c.params as never);
+    const plan = lowerPrimitive(c.prim, c.ins, outs, c.params as never, 'cuda');
     const hostInputs = c.ins.map((a, i) => values(a, i));
     const expected = cpuBackend.execute(plan, hostInputs.map((b) => cpuBackend.fromHost(b)), outs).map((b) => cpuBackend.toHostSync(b));
     const inputs = hostInputs.map((b) => backend.fromHost(b));
@@ -190,7 +190,7 @@ gpuTest('execute returns before its kernel has compiled; the result arrives once
   const { backend } = gpu();
   const x = aval([12345], 'float32');
   const [out] = abstractEval.sqrt([x], {} as never);
-  const plan = lowerPrimitive('sqrt', [x], [out!], {} as never);
+  const plan = lowerPrimitive('sqrt', [x], [out!], {} as never, 'cuda');
   const input = backend.fromHost(new Uint8Array(Float32Array.from({ length: 12345 }, (_, i) => i).buffer));
   const compilesBefore = nvrtcCacheStats().compiles;
   const started = performance.now();

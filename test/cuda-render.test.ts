@@ -36,7 +36,7 @@ function render(e: CatalogueEntry, options?: Parameters<typeof renderCuda>[2]): 
 
 function lowered(prim: Primitive, ins: ShapedArray[], params: object): { kernel: Kernel; params: number[] } {
   const outs = (abstractEval[prim] as (a: ShapedArray[], p: object) => ShapedArray[])(ins, params);
-  const launches = lowerPrimitive(prim, ins, outs, params as never).launches;
+  const launches = lowerPrimitive(prim, ins, outs, params as never, 'cuda').launches;
   return launches[launches.length - 1]!;
 }
 

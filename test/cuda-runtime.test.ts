@@ -824,7 +824,7 @@ test.serial('CudaBackend: a kernel that fails to load reaches the arrays it shou
   const backend = createCudaDevice(0).backend;
   const x = aval([1000], 'float32');
   const [out] = abstractEval.exp([x], {} as never);
-  const plan = lowerPrimitive('exp', [x], [out!], {} as never);
+  const plan = lowerPrimitive('exp', [x], [out!], {} as never, 'cuda');
   const input = backend.fromHost(new Uint8Array(4000));
   const before = nvrtcCacheStats();
   const [result] = backend.execute(plan, [input], [out!]);

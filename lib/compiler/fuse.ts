@@ -31,7 +31,7 @@ import { type Shape, shapesEqual, sizeOf, stridesOf } from '../core/shape.js';
 import { type Atom, type Jaxpr, type JaxprEqn, Literal, Var, eqnHasEffects } from '../trace/jaxpr.js';
 import type { Expr, Kernel, ReduceOp } from './kernel-ir.js';
 import { KernelGraph } from './kernel-graph.js';
-import { type Plan, collapseAxes, lowerPrimitive } from './lower.js';
+import { type LowerTarget, type Plan, collapseAxes, lowerPrimitive } from './lower.js';
 import { eliminateCommonSubexpressions, liveEquations } from './passes.js';
 import { inlineCheckpoints } from './inline-checkpoints.js';
 import { primitivesWith } from '../core/traits.js';
@@ -379,7 +379,7 @@ class Fusion {
   #effectTokens = new Map<JaxprEqn, { after: Var | null; token: Var }>();
   readonly eqns: JaxprEqn[];
 
-  constructor(readonly jaxpr: Jaxpr) {
+  constructor(readonly jaxpr: Jaxpr, readonly target: LowerTarget) {
     this.eqns = liveEquations(jaxpr);
     let previous: Var | null = null;
     this.eqns.forEach((e, i) => {
@@ -767,7 +767,7 @@ class Fusion {
           steps.push({ kind: 'copy', src: operand(e.inputs[0]!), dst: valueBuffer(e.outVars[0]!), label });
           continue;
         }
-        const plan = lowerPrimitive(e.primitive, e.inputs.map((x) => x.aval as ShapedArray), e.outVars.map((v) => v.aval), e.params as never);
+        const plan = lowerPrimitive(e.primitive, e.inputs.map((x) => x.aval as ShapedArray), e.outVars.map((v) => v.aval), e.params as never, this.target);
         if (plan.aliases.size) throw new Error(`fuse: internal error: ${e.primitive} lowers to an alias`);
         const inputIds = e.inputs.map((x) => (x instanceof Literal ? literalBuffer(x) : valueBuffer(x)));
         const outputIds = e.outVars.map(valueBuffer);
@@ -799,7 +799,7 @@ class Fusion {
     const product = e.outVars[0]!;
     const outputs = [product, ...u.epilogue].filter((w) => needed.has(w));
     if (outputs.length === 0) return null;
-    const plan = lowerPrimitive('dot_general', e.inputs.map((x) => x.aval as ShapedArray), [product.aval], e.params as PrimitiveParams['dot_general']);
+    const plan = lowerPrimitive('dot_general', e.inputs.map((x) => x.aval as ShapedArray), [product.aval], e.params as PrimitiveParams['dot_general'], this.target);
     const inputs = a.inputs!.list;
     (a.result as { index: number }).index = inputs.length;
     const last = plan.launches[plan.launches.length - 1]!;
@@ -829,7 +829,7 @@ class Fusion {
     const plain = a.prologue!.op === 'input' && inputs.length === 1 && a.iotaAxes!.length === 0 && isContiguous(inputs[0]!.strides, space);
     if (plain && sides.length === 0 && finals.length === 0 && outs.length === 1 && outs[0] === u.result) {
       // Nothing fused: the eager kernel (already compiled and cached) does it.
-      const plan = lowerPrimitive(e.primitive, [{ ...operand.aval, shape: space } as ShapedArray], [u.result.aval], e.params as never);
+      const plan = lowerPrimitive(e.primitive, [{ ...operand.aval, shape: space } as ShapedArray], [u.result.aval], e.params as never, this.target);
       return { kernel: plan.launches[0]!.kernel, params: plan.launches[0]!.params, outputs: outs };
     }
     (a.result as { index: number }).index = inputs.length;
@@ -907,7 +907,10 @@ function elementwiseLaunch(space: Shape, a: Analysis, stored: Var[]): { kernel: 
   return { kernel, params: [n, shape.length, ...shape, ...views.flatMap((v) => [0, ...v])] };
 }
 
-/** Fuses a jaxpr into a program of kernels over argument, constant, literal, value and temporary buffers. */
-export function fuseJaxpr(jaxpr: Jaxpr): Program {
-  return new Fusion(eliminateCommonSubexpressions(inlineCheckpoints(jaxpr))).run();
+/**
+ * Fuses a jaxpr into a program of kernels over argument, constant, literal, value and temporary buffers; `target`
+ * picks the lowering of the few primitives whose launches differ per target (lower.ts LowerTarget).
+ */
+export function fuseJaxpr(jaxpr: Jaxpr, target: LowerTarget): Program {
+  return new Fusion(eliminateCommonSubexpressions(inlineCheckpoints(jaxpr)), target).run();
 }

@@ -280,7 +280,8 @@ export interface OrthogonalKernel {
 
 /**
  * A dense factorization or solve of each matrix of a batch (lax.linalg; render/linalg.ts): one matrix per CUDA thread
- * block, its threads cooperating on each step's column and trailing updates; a loop over matrices on the CPU. Matrices
+ * block, its threads cooperating on each step's column and trailing updates (large matrices on CUDA: a sequence of
+ * `blocked` stages over many blocks); a loop over matrices on the CPU. Matrices
  * are row-major and contiguous, the batch leading.
  *  - 'cholesky': params [batch, n]; buffers: out, in. The lower factor from the lower triangle (zeros above); a
  *    matrix that is not positive definite gives all NaNs (LAPACK potrf's info > 0, as JAX reports it).
@@ -302,6 +303,16 @@ export interface LinalgKernel {
    * unblocked one (chosen per matrix at run time); a kernel without it skips that code, a second less of C compile.
    */
   large?: boolean;
+  /**
+   * CUDA only: one stage of the blocked algorithm for large matrices (render/linalg-cuda-blocked.ts; lower-linalg.ts
+   * lowers the sequence after a copy of the operand into the output), over panels of `nb` columns; the same params as
+   * the one-block-per-matrix kernel, its buffers with the stages' ticket counters (int32, zeroed before the first
+   * stage) after the outputs. cholesky: per panel factor (diagonal block), panel (L21), update
+   * (A22), then finish (zeros above the diagonal, or NaNs where it failed); lu: per panel panel (getf2), rows (laswp
+   * and U12), update, then finish (the permutation); triangular_solve: per panel diagonal (the block's unknowns),
+   * update.
+   */
+  blocked?: { stage: 'factor' | 'panel' | 'rows' | 'diagonal' | 'update' | 'finish'; nb: number };
 }
 
 /**
@@ -386,7 +397,7 @@ export function kernelName(k: Kernel): string {
     case 'gather': return `gather_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
     case 'scatter': return `scatter_${k.combine}_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
     case 'orthogonal': return `linalg_${k.op}${k.fullMatrices ? '_full' : ''}${k.computeUv ? '' : '_nouv'}${k.lower ? '' : '_upper'}${k.sort ? '' : '_unsorted'}_${dtypeCode(k.dtype)}`;
-    case 'linalg': return `linalg_${k.op}${k.op === 'triangular_solve' ? `_${k.leftSide ? 'l' : 'r'}${k.lower ? 'lo' : 'up'}${k.transposeA ? 't' : 'n'}${k.unitDiagonal ? 'u' : ''}` : ''}${k.large ? '_large' : ''}_${dtypeCode(k.dtype)}`;
+    case 'linalg': return `linalg_${k.op}${k.op === 'triangular_solve' ? `_${k.leftSide ? 'l' : 'r'}${k.lower ? 'lo' : 'up'}${k.transposeA ? 't' : 'n'}${k.unitDiagonal ? 'u' : ''}` : ''}${k.large ? '_large' : ''}${k.blocked ? `_blocked${k.blocked.nb}_${k.blocked.stage}` : ''}_${dtypeCode(k.dtype)}`;
     case 'conv': return `conv${k.spatialRank}d_${dtypeCode(k.inputDtype)}_${dtypeCode(k.outputDtype)}`;
     case 'sort': return `sort_${k.stage}${k.order ? `_${k.order}` : ''}_${k.numKeys}_${k.dtypes.map(dtypeCode).join('_')}`;
   }

@@ -15,6 +15,13 @@ import { type ElementwisePrimitive, ELEMENTWISE_PRIMITIVES, isElementwisePrimiti
 
 export type BufferRef = { kind: 'input' | 'output' | 'temp'; index: number };
 
+/**
+ * The platform a plan is for. Most primitives lower alike on both (one kernel IR, two renderers); the few whose best
+ * algorithm differs in its launches read it: cholesky, lu and triangular_solve of large matrices (lower-linalg.ts:
+ * on CUDA a blocked sequence of launches that spreads each update over the GPU, on the CPU one launch).
+ */
+export type LowerTarget = 'cpu' | 'cuda';
+
 export interface Launch {
   kernel: Kernel;
   buffers: BufferRef[];
@@ -75,6 +82,18 @@ function stridedCopy(dtype: DType, outShape: Shape, offset: number, strides: num
   );
 }
 
+/** A contiguous copy of n elements (its buffers: the destination, then the source). */
+export function copyKernel(dtype: DType, n: number): { kernel: Kernel; params: number[] } {
+  const launch = elementwiseLaunch([{ dtype, access: 'contiguous' }], [{ dtype, expr: { op: 'input', index: 0, dtype } }], n, [], []).launches[0]!;
+  return { kernel: launch.kernel, params: launch.params };
+}
+
+/** n zeros (its one buffer: the destination). */
+export function zerosKernel(dtype: DType, n: number): { kernel: Kernel; params: number[] } {
+  const launch = elementwiseLaunch([], [{ dtype, expr: { op: 'literal', value: 0, dtype } }], n, [], []).launches[0]!;
+  return { kernel: launch.kernel, params: launch.params };
+}
+
 function elementwiseLaunch(
   inputs: { dtype: DType; access: Access }[],
   outputs: { dtype: DType; expr: Expr }[],
@@ -127,7 +146,7 @@ export function defaultFillValue(dtype: DType): number {
   return isUnsigned(dtype) ? hi : lo;
 }
 
-type LowerRule<Params> = (ins: ShapedArray[], outs: ShapedArray[], params: Params) => Plan;
+type LowerRule<Params> = (ins: ShapedArray[], outs: ShapedArray[], params: Params, target: LowerTarget) => Plan;
 
 const elementwiseRule = (prim: Primitive): LowerRule<unknown> => (ins, outs, params) => elementwisePrimitive(prim, ins, outs[0]!, params);
 const reduceRule = (op: ReduceOp): LowerRule<{ axes: number[] }> => (ins, outs, { axes }) => reduceLaunch(op, ins[0]!, outs[0]!, axes);
@@ -218,7 +237,7 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   pure_callback: opaqueCall('pure_callback'),
   name: alias,
   // a transfer between memory kinds: a copy on the CPU backend
-  device_put: (ins, outs) => elementwiseRule('copy')(ins, outs, {}),
+  device_put: (ins, outs, _params, target) => elementwiseRule('copy')(ins, outs, {}, target),
   transpose: (ins, outs, { permutation }) => {
     const strides = stridesOf(ins[0]!.shape);
     return stridedCopy(ins[0]!.dtype, outs[0]!.shape, 0, permutation.map((p) => strides[p]!));
@@ -310,10 +329,10 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   qr: (ins, _outs, { fullMatrices }) => lowerLinalg('qr', ins[0]!, { fullMatrices }),
   eigh: (ins, _outs, { lower, sortEigenvalues }) => lowerLinalg('eigh', ins[0]!, { lower, sort: sortEigenvalues }),
   svd: (ins, _outs, { fullMatrices, computeUv }) => lowerLinalg('svd', ins[0]!, { fullMatrices, computeUv }),
-  cholesky: (ins) => lowerCholesky(ins[0]!),
-  triangular_solve: (ins, _outs, params) => lowerTriangularSolve(ins[0]!, ins[1]!, params),
-  lu: (ins) => lowerLu(ins[0]!),
-  conv_general_dilated: (ins, outs, params) => lowerConv(ins[0]!, ins[1]!, outs[0]!, params),
+  cholesky: (ins, _outs, _params, target) => lowerCholesky(ins[0]!, target),
+  triangular_solve: (ins, _outs, params, target) => lowerTriangularSolve(ins[0]!, ins[1]!, params, target),
+  lu: (ins, _outs, _params, target) => lowerLu(ins[0]!, target),
+  conv_general_dilated: (ins, outs, params, target) => lowerConv(ins[0]!, ins[1]!, outs[0]!, params, target),
   dot_general: (ins, outs, { dimensionNumbers, precision }) => lowerDot(ins[0]!, ins[1]!, outs[0]!, dimensionNumbers, precision === 'highest'),
 };
 
@@ -477,7 +496,7 @@ function lowerDot(l: ShapedArray, r: ShapedArray, out: ShapedArray, dn: Primitiv
 }
 
 /** conv_general_dilated as one conv kernel over the operands' contiguous layouts, read in canonical axis order (kernel-ir.ts ConvKernel). */
-function lowerConv(l: ShapedArray, r: ShapedArray, out: ShapedArray, params: PrimitiveParams['conv_general_dilated']): Plan {
+function lowerConv(l: ShapedArray, r: ShapedArray, out: ShapedArray, params: PrimitiveParams['conv_general_dilated'], target: LowerTarget): Plan {
   const { windowStrides, padding, lhsDilation, rhsDilation, dimensionNumbers: dn, featureGroupCount: G, batchGroupCount: B } = params;
   const canon = (shape: readonly number[], spec: number[]) => spec.map((a) => shape[a]!);
   const plan: Plan = { launches: [], temps: [], aliases: new Map() };
@@ -509,11 +528,11 @@ function lowerConv(l: ShapedArray, r: ShapedArray, out: ShapedArray, params: Pri
     lhsRef = v.ref;
     ls = [v.strides[0]!, v.strides[ns + 1]!, ...v.strides.slice(1, ns + 1)];
   }
-  // a large window (the kernel gradient) runs as a GEMM per output pixel (render/conv.ts gemmPerPixel), which needs
-  // the kernel's taps along the last spatial dim I features apart: the kernel operand is copied canonical for it too
+  // on the CPU a large window (the kernel gradient) runs as a GEMM per output pixel (render/conv.ts gemmPerPixel),
+  // which needs the kernel's taps along the last spatial dim I features apart: the kernel operand is copied canonical
   const taps = kSp.reduce((a, b) => a * b, 1);
   const canonicalRhs = stridesOf([...kSp, I, O]);
-  const gemmWants = taps >= 64 && l.dtype === 'float32' && out.dtype === 'float32' && !(rs[0] === canonicalRhs[ns + 1] && rs[1] === canonicalRhs[ns] && kSp.every((_, d) => rs[d + 2] === canonicalRhs[d]));
+  const gemmWants = target === 'cpu' && taps >= 64 && l.dtype === 'float32' && out.dtype === 'float32' && !(rs[0] === canonicalRhs[ns + 1] && rs[1] === canonicalRhs[ns] && kSp.every((_, d) => rs[d + 2] === canonicalRhs[d]));
   if (!empty && ((rs[0] !== 1 && O / groups > 1) || gemmWants)) {
     const v = channelsLast(r, [...dn.rhsSpec.slice(2), dn.rhsSpec[1]!, dn.rhsSpec[0]!], 1);
     rhsRef = v.ref;
@@ -537,6 +556,6 @@ function lowerConv(l: ShapedArray, r: ShapedArray, out: ShapedArray, params: Pri
   return plan;
 }
 
-export function lowerPrimitive<P extends Primitive>(prim: P, ins: ShapedArray[], outs: ShapedArray[], params: PrimitiveParams[P]): Plan {
-  return (lowerRules[prim] as LowerRule<PrimitiveParams[P]>)(ins, outs, params);
+export function lowerPrimitive<P extends Primitive>(prim: P, ins: ShapedArray[], outs: ShapedArray[], params: PrimitiveParams[P], target: LowerTarget): Plan {
+  return (lowerRules[prim] as LowerRule<PrimitiveParams[P]>)(ins, outs, params, target);
 }

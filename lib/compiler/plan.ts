@@ -17,7 +17,8 @@
 // second carry buffers) in its caller's arena for the duration of the step;
 // a host callback is a call step too, with no nested plans and no scratch.
 // Copy steps get their transfer stream and window (schedule.ts). The plan is
-// target-independent apart from alignment: the program runners
+// target-independent apart from alignment and the launches of the primitives
+// lowered per target (PlanOptions.target; lower.ts LowerTarget): the program runners
 // (runtime/cpu-executable.ts, runtime/cuda-executable.ts) and cross-lowering
 // for CUDA (analysis.ts) use the same plan, so memoryAnalysis() is what a
 // run allocates.
@@ -26,6 +27,7 @@ import type { MemoryKind, PrimitiveParams } from '../core/primitives.js';
 import type { ClosedJaxpr, Jaxpr, JaxprEqn } from '../trace/jaxpr.js';
 import { type Expr, mayBeWrittenInPlace } from './kernel-ir.js';
 import { type Program, type ProgramBuffer, type ProgramCall, fuseJaxpr, memoryKindOf } from './fuse.js';
+import type { LowerTarget } from './lower.js';
 import { type Region, type Transfer, bufferLiveness, launchOutputCount, memoryAwareOrders, reorderSteps, stepBuffers, transferBounds } from './schedule.js';
 
 export const MEMORY_KINDS_ORDER: readonly MemoryKind[] = ['device', 'pinned_host'];
@@ -81,6 +83,8 @@ export interface ScanPrefetch {
 }
 
 export interface PlanOptions {
+  /** the platform the plan is for: the few primitives lowered per target (lower.ts LowerTarget) read it */
+  target: LowerTarget;
   /** byte alignment of arena offsets (64 on the CPU: a cache line; 256 for CUDA) */
   alignment: number;
   /** flat argument indices whose storage outputs may reuse */
@@ -451,7 +455,7 @@ function deviceFootprint(p: ProgramPlan): number {
 }
 
 function planOrders(jaxpr: Jaxpr, consts: readonly unknown[], options: PlanOptions): ProgramPlan {
-  const program = fuseJaxpr(jaxpr);
+  const program = fuseJaxpr(jaxpr, options.target);
   const nested = new Map<JaxprEqn, CallPlans>();
   const plan = new ProgramPlan(program, consts, options, nested);
   const orders = memoryAwareOrders(program, (id) => plan.placements[id]!.place === 'arena');
@@ -474,7 +478,7 @@ function planOrders(jaxpr: Jaxpr, consts: readonly unknown[], options: PlanOptio
 }
 
 const nestedPlan = (closed: ClosedJaxpr, options: PlanOptions) =>
-  planJaxpr(closed.jaxpr, closed.consts, { alignment: options.alignment, prefetchScanInputs: options.prefetchScanInputs ?? 'off' });
+  planJaxpr(closed.jaxpr, closed.consts, { target: options.target, alignment: options.alignment, prefetchScanInputs: options.prefetchScanInputs ?? 'off' });
 
 /**
  * The bytes of one slice of a scan body's argument `index` when its slices can be prefetched: it lives in pinned

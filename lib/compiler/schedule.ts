@@ -43,8 +43,8 @@ export function launchOutputCount(kernel: Kernel, total: number): number {
     case 'sort': return kernel.stage === 'sort_rows' || kernel.stage === 'permute' ? kernel.dtypes.length : kernel.stage === 'top_k' ? 2 : 1;
     case 'cumulative': case 'pad': case 'concatenate': case 'dynamic_slice': case 'dynamic_update_slice': case 'gather': case 'scatter':
       return Math.min(1, total);
-    // lu's factors, pivots and permutation; cholesky's and triangular_solve's one result
-    case 'linalg': return kernel.op === 'lu' ? 3 : 1;
+    // lu's factors, pivots and permutation; cholesky's and triangular_solve's one result; a blocked stage's counters
+    case 'linalg': return (kernel.op === 'lu' ? 3 : 1) + (kernel.blocked ? 1 : 0);
     case 'conv': return 1;
     default: return kernel satisfies never;
   }

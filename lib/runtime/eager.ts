@@ -9,7 +9,7 @@ import { Array } from '../core/array.js';
 import { type Interpreter, installEagerInterpreter } from '../core/bind.js';
 import { Storage } from '../core/memory.js';
 import { type Primitive, type PrimitiveParams, type ShapedArray, abstractEval, avalKey } from '../core/primitives.js';
-import { type Plan, lowerPrimitive } from '../compiler/lower.js';
+import { type LowerTarget, type Plan, lowerPrimitive } from '../compiler/lower.js';
 import { controlFlowImpl } from './eager-control-flow.js';
 import { computationDevice, onDevice } from './placement.js';
 
@@ -39,7 +39,7 @@ registerImpl('while', controlFlowImpl('while'));
 registerImpl('cond', controlFlowImpl('cond'));
 
 /**
- * Eager plans by primitive, operand avals and params, so a repeated op (the same shapes and params) skips
+ * Eager plans by target, primitive, operand avals and params, so a repeated op (the same shapes and params) skips
  * lowering, and its kernel objects stay the same, which the backends' caches key on first. Numbers are written
  * exactly (JSON would merge NaN, the infinities and null, and -0 with 0). Bounded: oldest first out.
  */
@@ -56,18 +56,18 @@ function paramsKey(params: object): string {
   return '{}';
 }
 
-function planFor<P extends Primitive>(prim: P, avals: readonly ShapedArray[], outAvals: ShapedArray[], params: PrimitiveParams[P]): Plan {
+function planFor<P extends Primitive>(prim: P, avals: readonly ShapedArray[], outAvals: ShapedArray[], params: PrimitiveParams[P], target: LowerTarget): Plan {
   let key: string;
   try {
-    key = prim;
+    key = `${target}|${prim}`;
     for (const a of avals) key += `|${avalKey(a)}`;
     key += `|${paramsKey(params as object)}`;
   } catch {
-    return lowerPrimitive(prim, avals as ShapedArray[], outAvals, params); // params that do not serialize: lower each time
+    return lowerPrimitive(prim, avals as ShapedArray[], outAvals, params, target); // params that do not serialize: lower each time
   }
   let plan = plans.get(key);
   if (!plan) {
-    plan = lowerPrimitive(prim, avals as ShapedArray[], outAvals, params);
+    plan = lowerPrimitive(prim, avals as ShapedArray[], outAvals, params, target);
     if (plans.size >= PLAN_CACHE_SIZE) plans.delete(plans.keys().next().value!);
     plans.set(key, plan);
   }
@@ -86,7 +86,7 @@ export const eagerInterpreter: Interpreter = {
       const avals = operands.map((x) => x.aval);
       const outAvals = abstractEval[prim](avals, params);
       const backend = device.backend;
-      const plan = planFor(prim, avals, outAvals, params);
+      const plan = planFor(prim, avals, outAvals, params, backend.platform);
       const buffers = backend.execute(plan, storages.map((s) => s.buffer), outAvals);
       const committed = inputs.some((x) => x.committed);
       return outAvals.map((a, i) => {

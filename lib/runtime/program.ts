@@ -12,7 +12,7 @@ import type { Device } from './device.js';
 /** `label` names the program in a device failure's message ('jax.jit(f)'). */
 export function compileForDevice(device: Device, jaxpr: Jaxpr, consts: readonly Array[] = [], donated?: ReadonlySet<number>, label?: string): ProgramExecutable {
   const { planAlignment: alignment, prefetchesScanInputs: prefetchScanInputs } = device.backend;
-  const plan = planJaxpr(jaxpr, consts, { alignment, prefetchScanInputs, ...(donated ? { donated } : {}) });
+  const plan = planJaxpr(jaxpr, consts, { target: device.backend.platform, alignment, prefetchScanInputs, ...(donated ? { donated } : {}) });
   return device.backend.compileProgram(plan, label);
 }
 

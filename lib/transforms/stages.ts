@@ -117,7 +117,7 @@ function makeCompiled(lowered: Lowered, info: LoweredInfo): Compiled {
   const device = deviceFor(platform);
   const plan = device
     ? info.executable(device).plan
-    : planJaxpr(lowered.jaxpr.jaxpr, lowered.jaxpr.consts, { alignment: CUDA_ALIGNMENT, prefetchScanInputs: scanPrefetchMode(), donated: info.donated });
+    : planJaxpr(lowered.jaxpr.jaxpr, lowered.jaxpr.consts, { target: platform, alignment: CUDA_ALIGNMENT, prefetchScanInputs: scanPrefetchMode(), donated: info.donated });
   let kernels: KernelInfo[] | undefined;
   const listKernels = (): KernelInfo[] => {
     // on a CUDA device, dots render for it (its compute capability, the autotune's tilings) as its executable did

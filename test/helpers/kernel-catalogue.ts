@@ -15,6 +15,7 @@ import { fuseJaxpr } from '../../lib/compiler/fuse.js';
 import type { Expr, Kernel } from '../../lib/compiler/kernel-ir.js';
 import { cumulativePartialDtype } from '../../lib/compiler/kernel-ir.js';
 import { lowerPrimitive } from '../../lib/compiler/lower.js';
+import { CUDA_BLOCKED_MIN } from '../../lib/compiler/render/linalg-cuda-blocked.js';
 import * as jax from '../../lib/index.js';
 import { numpy as jnp, nn } from '../../lib/index.js';
 import type { Array } from '../../lib/core/array.js';
@@ -47,7 +48,7 @@ const describe = (a: ShapedArray) => `${a.dtype}[${a.shape.join(',')}]`;
 /** The launches lower.ts plans for one primitive application. */
 function lowered(prim: Primitive, ins: ShapedArray[], params: object, note = ''): CatalogueEntry[] {
   const outs = (abstractEval[prim] as (a: ShapedArray[], p: object) => ShapedArray[])(ins, params);
-  const plan = lowerPrimitive(prim, ins, outs, params as never);
+  const plan = lowerPrimitive(prim, ins, outs, params as never, 'cuda');
   const sizeOf = (shape: readonly number[]) => shape.reduce((n, d) => n * d, 1);
   return plan.launches.map((l, i) => ({
     label: `${prim}(${ins.map(describe).join(', ')})${note}${plan.launches.length > 1 ? ` launch ${i}` : ''}`,
@@ -205,6 +206,18 @@ function primitiveEntries(): CatalogueEntry[] {
       }
     }
   }
+  // linalg's CUDA blocked stages at CUDA_BLOCKED_MIN (render/linalg-cuda-blocked.ts), each stage once: rendered and
+  // compiled, not run alone (cuda-catalogue.test.ts skips them: a stage needs the ones before it; linalg-blocked.test.ts
+  // runs whole factorizations on the device)
+  const stagesOnce = (prim: Primitive, ins: ShapedArray[], params: object) => {
+    const seen = new Set<string>();
+    out.push(...lowered(prim, ins, params, ' blocked').filter((e) => e.kernel.kind === 'linalg' && e.kernel.blocked && !seen.has(e.kernel.blocked.stage) && seen.add(e.kernel.blocked.stage)));
+  };
+  for (const d of ['float32', 'float64'] as DType[]) {
+    stagesOnce('cholesky', [a([CUDA_BLOCKED_MIN + 5, CUDA_BLOCKED_MIN + 5], d)], {});
+    stagesOnce('lu', [a([CUDA_BLOCKED_MIN + 40, CUDA_BLOCKED_MIN + 7], d)], {});
+    stagesOnce('triangular_solve', [a([CUDA_BLOCKED_MIN, CUDA_BLOCKED_MIN], d), a([20, CUDA_BLOCKED_MIN], d)], { leftSide: false, lower: false, transposeA: true, conjugateA: false, unitDiagonal: false });
+  }
   const matmul = { dimensionNumbers: [[[1], [0]], [[], []]], preferredElementType: null };
   for (const d of ['float32', 'float16', 'bfloat16', 'int32', 'bool'] as DType[]) add('dot_general', [a([4, 5], d), a([5, 6], d)], matmul);
   add('dot_general', [a([2, 3, 4], 'float32'), a([2, 4, 5], 'float32')], { dimensionNumbers: [[[2], [1]], [[0], [0]]], preferredElementType: null });
@@ -234,7 +247,7 @@ function fused(label: string, f: (...args: never[]) => unknown, ...args: unknown
   const closed = jax.makeJaxpr(f)(...args);
   // Program.steps (launches, control-flow calls, copies); older programs listed only `launches`
   type Step = { kind?: string; kernel?: Kernel; params?: number[]; label: string; buffers?: number[] };
-  const program = fuseJaxpr(closed.jaxpr) as unknown as { steps?: Step[]; launches?: Step[]; buffers?: { dtype: DType; size: number }[] };
+  const program = fuseJaxpr(closed.jaxpr, 'cuda') as unknown as { steps?: Step[]; launches?: Step[]; buffers?: { dtype: DType; size: number }[] };
   const steps = program.steps ?? program.launches ?? [];
   return steps
     .filter((s) => (s.kind === undefined || s.kind === 'launch') && s.kernel)
@@ -445,10 +458,14 @@ export function bufferLayout(k: Kernel): { dtypes: DType[]; outputs: number } {
       const outputs = count - 1; // outputs and working storage, then the operand
       return { dtypes: globalThis.Array.from({ length: count }, () => k.dtype), outputs };
     }
-    case 'linalg':
-      return k.op === 'lu'
+    case 'linalg': {
+      const layout: { dtypes: DType[]; outputs: number } = k.op === 'lu'
         ? { dtypes: [k.dtype, 'int32', 'int32', k.dtype], outputs: 3 }
         : k.op === 'triangular_solve' ? { dtypes: [k.dtype, k.dtype, k.dtype], outputs: 1 } : { dtypes: [k.dtype, k.dtype], outputs: 1 };
+      // a blocked stage's ticket counters after the outputs
+      if (k.blocked) layout.dtypes.splice(layout.outputs++, 0, 'int32');
+      return layout;
+    }
     case 'sort': {
       const keys = k.dtypes;
       switch (k.stage) {

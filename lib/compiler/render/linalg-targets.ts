@@ -5,9 +5,8 @@
 // thread block per matrix (blockIdx.x), the params baked in; a parallel loop
 // is flattened and strided over the block's threads, a barrier is
 // __syncthreads. Blocks of 32 to 256 threads, by the matrix's size: batches of
-// small matrices fill the GPU with blocks, and a large single matrix gets one
-// block, so it serves batched small and medium matrices (a large one would
-// want a blocked algorithm with GEMM updates).
+// small matrices fill the GPU with blocks, so it serves batched small and
+// medium matrices; large ones take render/linalg-cuda-blocked.ts's stages.
 // Which path serves which sizes:
 // - C, float32/float64: the unblocked spec below 128 (LU's min(m, n),
 //   Cholesky's n, a triangular solve's unknowns), render/linalg-blocked.ts's
@@ -18,7 +17,15 @@
 //   else the unblocked spec. Other dtypes: the unblocked spec at every size.
 //   Only kernels lowered for matrices from 128 up (LinalgKernel.large) carry
 //   the blocked code; the choice is made again per matrix at run time.
-// - CUDA: one block per matrix at every size (no blocked GPU path yet).
+// - CUDA, float32/float64: render/linalg-cuda-blocked.ts's blocked potrf /
+//   getrf / trsm (panels of CUDA_NB = 32, a plan of launches per panel,
+//   lowered by lower-linalg.ts for the 'cuda' target) from CUDA_BLOCKED_MIN =
+//   256 (Cholesky's n, LU's min(m, n), a triangular solve's unknowns with at
+//   least 16 right-hand sides) in batches of at most CUDA_BLOCKED_MAX_BATCH =
+//   64 matrices; the spec below (one block per matrix) for smaller matrices,
+//   larger batches, solves with fewer right-hand sides and other dtypes.
+//   JAXON_CUDA_BLOCKED_LINALG=MIN[:NB] moves the threshold (tests). Neither
+//   threshold is measured on a GPU yet.
 import type { LinalgKernel, OrthogonalKernel } from '../kernel-ir.js';
 import { type RenderedKernel, indent, indexType, int } from './cuda-common.js';
 import { C_DIALECT, C_TYPES, CUDA_DIALECT, CUDA_TYPES } from './expr.js';
@@ -94,6 +101,7 @@ function bufferDeclaration(spec: LinalgSpec, i: number, storage: (d: LinalgSpec[
 
 /** The C translation unit's function for a linalg kernel. */
 export function linalgC(k: LinalgKernel, name: string): string {
+  if (k.blocked) throw new Error(`render/c: ${name} is a stage of the CUDA blocked algorithm (lower-linalg.ts lowers it for 'cuda' only)`);
   const spec = linalgSpec(k, { sqrt: C_DIALECT.sqrt, nan: 'JX_NANF' });
   const params = spec.params.map((p, i) => `const jx_index ${p} = params[${i}];`);
   const matrix = [
