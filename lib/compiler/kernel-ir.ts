@@ -265,8 +265,8 @@ export interface SortKernel {
  * params: [batch, m, n]. buffers, by op (every one but the operand x, last, is written; the working storage is per
  * matrix; P = ⌈k/2⌉ pairs of the round-robin Jacobi ordering over k indices):
  *  - 'qr' (Householder, LAPACK geqrf's reflectors): q, r, work [m·n], tau [min(m, n)], x
- *  - 'eigh' (two-sided Jacobi, from the `lower` or upper triangle, ascending if `sort`): v, w, work [n² + 4P + n], x
- *  - 'svd' (one-sided Jacobi on the tall orientation, descending): s, (u, vt,) work [max·min], v [min² + 3P + min],
+ *  - 'eigh' (two-sided Jacobi, from the `lower` or upper triangle, ascending if `sort`): v, w, work [n² + 6P + n], x
+ *  - 'svd' (one-sided Jacobi on the tall orientation, descending): s, (u, vt,) work [max·min], v [min² + 5P + min],
  *    (basis [max²],) x
  * fullMatrices applies to qr and svd; computeUv to svd.
  */

@@ -91,7 +91,6 @@ export function eighRule([x]: RefArray[], { lower, sortEigenvalues }: PrimitiveP
     }
     const P = Math.floor((n + 1) / 2);
     const cs = new Float64Array(P), sn = new Float64Array(P);
-    const at = (r: number, c: number) => (r < n && c < n ? W[r * n + c]! : 0);
     for (let sweep = 0; sweep < 60; sweep++) {
       let off = 0;
       let all = 0;
@@ -106,28 +105,21 @@ export function eighRule([x]: RefArray[], { lower, sortEigenvalues }: PrimitiveP
           const [p, q] = tournamentPair(P, r, k);
           [cs[k], sn[k]] = q < n && W[p * n + q] !== 0 ? rotation(W[p * n + p]!, W[q * n + q]!, W[p * n + q]!) : [1, 0];
         }
-        // W <- J^T W J as 2x2 blocks (pair ka's rows, pair kb's columns), rows first; the pair's own block is diagonal
-        for (let ka = 0; ka < P; ka++) {
-          const [pa, qa] = tournamentPair(P, r, ka);
-          const ca = cs[ka]!, sa = sn[ka]!;
-          for (let kb = 0; kb < P; kb++) {
-            const [pb, qb] = tournamentPair(P, r, kb);
-            const cb = cs[kb]!, sb = sn[kb]!;
-            if (sa === 0 && sb === 0) continue;
-            const w00 = at(pa, pb), w01 = at(pa, qb), w10 = at(qa, pb), w11 = at(qa, qb);
-            const r00 = ca * w00 - sa * w10, r10 = sa * w00 + ca * w10, r01 = ca * w01 - sa * w11, r11 = sa * w01 + ca * w11;
-            const own = ka === kb;
-            const put = (row: number, col: number, value: number) => { if (row < n && col < n) W[row * n + col] = value; };
-            put(pa, pb, cb * r00 - sb * r01);
-            put(pa, qb, own ? 0 : sb * r00 + cb * r01);
-            put(qa, pb, own ? 0 : cb * r10 - sb * r11);
-            put(qa, qb, sb * r10 + cb * r11);
+        // W <- J^T W (the pairs' rows), then W <- W J and V <- V J (their columns); a rotated pair's own entry is zero
+        for (let k = 0; k < P; k++) {
+          if (sn[k] === 0) continue;
+          const [p, q] = tournamentPair(P, r, k);
+          for (let c = 0; c < n; c++) {
+            const wp = W[p * n + c]!, wq = W[q * n + c]!;
+            W[p * n + c] = cs[k]! * wp - sn[k]! * wq; W[q * n + c] = sn[k]! * wp + cs[k]! * wq;
           }
         }
         for (let a = 0; a < n; a++) {
           for (let k = 0; k < P; k++) {
             if (sn[k] === 0) continue;
             const [p, q] = tournamentPair(P, r, k);
+            const wp = W[a * n + p]!, wq = W[a * n + q]!;
+            W[a * n + p] = a === q ? 0 : cs[k]! * wp - sn[k]! * wq; W[a * n + q] = a === p ? 0 : sn[k]! * wp + cs[k]! * wq;
             const vp = V[a * n + p]!, vq = V[a * n + q]!;
             V[a * n + p] = cs[k]! * vp - sn[k]! * vq; V[a * n + q] = sn[k]! * vp + cs[k]! * vq;
           }

@@ -12,9 +12,9 @@
 //   every size, its threads a column each of every reflector's application:
 //   the same arithmetic as here).
 // - eigh and svd: render/linalg-jacobi.ts's round-robin Jacobi on both targets
-//   at every size: on CUDA a thread block per matrix (threads: ⌈n/2⌉ rounded
-//   up to a warp, 32 to 256); on the C target a matrix per thread, OpenMP over
-//   the batch (and over a single large matrix's 2x2 blocks).
+//   at every size: on CUDA a thread block per matrix (threads: ⌈min(m, n)/2⌉
+//   rounded up to a warp, 32 to 256); on the C target a matrix per thread,
+//   OpenMP over the batch (and over a single large matrix's updates).
 import type { Dialect } from './expr.js';
 import type { OrthogonalKernel } from '../kernel-ir.js';
 import type { IndexedBuffer, IndexedSpec } from './indexed.js';

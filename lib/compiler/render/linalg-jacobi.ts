@@ -3,18 +3,18 @@
 // ordering. The n indices (one more, a dummy, when n is odd) play a
 // tournament by the circle method: in each of the n - 1 rounds of a sweep
 // they form ⌈n/2⌉ disjoint pairs, so every pair (p, q) meets once a sweep and
-// the rotations of one round commute. A round is three phases, barriers
+// the rotations of one round commute. A round is phases with barriers
 // between: each pair's rotation (cos, sin) from the matrix at the round's
-// start, then every entry's update. On CUDA a matrix is a thread block
-// (render/linalg-targets.ts), its threads a pair each in the first phase and a
-// 2x2 block (eigh) or a row (svd) each in the updates; the C target runs the
-// same phases in the same order on one thread per matrix (OpenMP over the
-// batch), so both give the same eigen- and singular vectors, signs included.
+// start, then the updates. On CUDA a matrix is a thread block
+// (render/linalg-targets.ts), its threads a pair each in the first phase and
+// an entry pair each in the updates; the C target runs the same phases in the
+// same order on one thread per matrix (OpenMP over the batch), so both give
+// the same eigen- and singular vectors, signs included.
 //  - eigh: two-sided Jacobi (Golub & Van Loan 8.5.3 / 8.5.4; Numerical
-//    Recipes' rotation), each round W <- J^T W J as 2x2 blocks (pair a's rows,
-//    pair b's columns) and V <- V J, until the off-diagonal mass is below eps²
-//    of the whole; then an ascending selection sort (the first thread) and the
-//    columns of V permuted by all threads.
+//    Recipes' rotation), each round W <- J^T W (the pairs' rows), then
+//    W <- W J and V <- V J (their columns), until the off-diagonal mass is
+//    below eps² of the whole; then an ascending selection sort (the first
+//    thread) and the columns of V permuted by all threads.
 //  - svd: one-sided (Hestenes) Jacobi on the tall orientation G of the matrix,
 //    a pair rotated when its columns are not orthogonal to eps, until a sweep
 //    rotates none; singular values the column norms sorted descending; U's
@@ -40,14 +40,12 @@ function spelling(k: OrthogonalKernel): Spelling {
 }
 
 /**
- * Pair `k` of round `r` of the tournament of NP players (NP - 1 is the fixed one; for odd n it is the dummy n):
- * (p, q) with p < q, as C declarations of `p${suffix}` and `q${suffix}`.
+ * Pair `k` of round `r` of the tournament of NP players (NP - 1 is the fixed one; for odd n it is the dummy n), as C
+ * declarations of p < q. The round's first phase stores them for the updates (an integer division each is dear).
  */
-function pair(k: string, suffix: string): string {
-  const i = `jx_i${suffix}`;
-  const j = `jx_j${suffix}`;
-  return `const jx_index ${i} = ${k} == 0 ? NP - 1 : (r + ${k}) % (NP - 1), ${j} = ${k} == 0 ? r : (r + NP - 1 - ${k}) % (NP - 1), `
-    + `p${suffix} = ${i} < ${j} ? ${i} : ${j}, q${suffix} = ${i} < ${j} ? ${j} : ${i};`;
+function pair(k: string): string {
+  return `const jx_index jx_i = ${k} == 0 ? NP - 1 : (r + ${k}) % (NP - 1), jx_j = ${k} == 0 ? r : (r + NP - 1 - ${k}) % (NP - 1), `
+    + 'p = jx_i < jx_j ? jx_i : jx_j, q = jx_i < jx_j ? jx_j : jx_i;';
 }
 
 export function jacobiSpec(k: OrthogonalKernel): LinalgSpec {
@@ -56,7 +54,7 @@ export function jacobiSpec(k: OrthogonalKernel): LinalgSpec {
   const buffers = orthogonalBuffers(k);
   if (k.op === 'eigh') {
     return {
-      label: `eigh (two-sided Jacobi, round-robin pairs${k.sort ? ', ascending' : ''}), each round's pairs and 2x2 blocks shared by the block's threads`,
+      label: `eigh (two-sided Jacobi, round-robin pairs${k.sort ? ', ascending' : ''}), each round's pairs, rows and columns shared by the block's threads`,
       params: ['batch', 'm', 'n'],
       buffers,
       perMatrix: ['n * n', 'n', eighWork('n'), 'n * n'],
@@ -69,7 +67,7 @@ export function jacobiSpec(k: OrthogonalKernel): LinalgSpec {
   const uc = k.fullMatrices ? 'm' : N;
   const vr = k.fullMatrices ? 'n' : N;
   return {
-    label: `svd (one-sided Jacobi, round-robin column pairs${k.computeUv ? (k.fullMatrices ? ', full U and V' : ', U and V') : ', values only'}), each round's pairs and rows shared by the block's threads`,
+    label: `svd (one-sided Jacobi, round-robin column pairs${k.computeUv ? (k.fullMatrices ? ', full U and V' : ', U and V') : ', values only'}), each round's pairs and columns shared by the block's threads`,
     params: ['batch', 'm', 'n'],
     buffers,
     perMatrix: k.computeUv
@@ -80,10 +78,10 @@ export function jacobiSpec(k: OrthogonalKernel): LinalgSpec {
   };
 }
 
-/** eigh's work per matrix: W (n²), then cos, sin, off and all (⌈n/2⌉ each), then the sort's permutation (n). */
-export const eighWork = (n: string): string => `(${n} * ${n} + 4 * ((${n} + 1) / 2) + ${n})`;
-/** svd's rotation storage per matrix: V (N²), then cos, sin, rotated (⌈N/2⌉ each), then the sort's permutation (N). */
-export const svdRot = (N: string): string => `(${N} * ${N} + 3 * ((${N} + 1) / 2) + ${N})`;
+/** eigh's work per matrix: W (n²), then each pair's cos, sin, p, q, off and all (⌈n/2⌉ each), then the sort's permutation (n). */
+export const eighWork = (n: string): string => `(${n} * ${n} + 6 * ((${n} + 1) / 2) + ${n})`;
+/** svd's rotation storage per matrix: V (N²), then each pair's cos, sin, p, q and rotated (⌈N/2⌉ each), then the sort's permutation (N). */
+export const svdRot = (N: string): string => `(${N} * ${N} + 5 * ((${N} + 1) / 2) + ${N})`;
 
 function eighSteps(k: OrthogonalKernel, { T, sqrt, fabs, copysign, eps, one, zero }: Spelling): LinalgStep[] {
   const read = k.lower ? '(a >= c ? x[a * n + c] : x[c * n + a])' : '(a <= c ? x[a * n + c] : x[c * n + a])';
@@ -92,7 +90,7 @@ function eighSteps(k: OrthogonalKernel, { T, sqrt, fabs, copysign, eps, one, zer
   const put = (row: string, col: string, value: string) => `if (${row} < n && ${col} < n) W[${row} * n + ${col}] = ${value};`;
   return [
     'const jx_index P = (n + 1) / 2, NP = 2 * P;',
-    `${T} *W = work, *CS = work + n * n, *SN = CS + P, *OFF = SN + P, *ALL = OFF + P, *PERM = ALL + P;`,
+    `${T} *W = work, *CS = work + n * n, *SN = CS + P, *PP = SN + P, *PQ = PP + P, *OFF = PQ + P, *ALL = OFF + P, *PERM = ALL + P;`,
     { parallel: [{ name: 'a', from: '0', to: 'n' }, { name: 'c', from: '0', to: 'n' }], body: [`W[a * n + c] = ${read};`, `v[a * n + c] = a == c ? ${one} : ${zero};`] },
     'sync',
     {
@@ -120,42 +118,34 @@ function eighSteps(k: OrthogonalKernel, { T, sqrt, fabs, copysign, eps, one, zer
             {
               parallel: [{ name: 'kp', from: '0', to: 'P' }],
               body: [
-                pair('kp', ''),
+                pair('kp'),
                 `${T} rc = ${one}, rs = ${zero};`,
                 `if (q < n && W[p * n + q] != ${zero}) {`,
                 ...rotation(T, sqrt, fabs, copysign, one, 'W[p * n + p]', 'W[q * n + q]', 'W[p * n + q]').map((l) => `  ${l}`),
                 '  rc = cs; rs = sn;',
                 '}',
-                'CS[kp] = rc; SN[kp] = rs;',
+                `CS[kp] = rc; SN[kp] = rs; PP[kp] = (${T})p; PQ[kp] = (${T})q;`,
               ],
             },
             'sync',
-            // W <- J^T W J: pair ka's rows by pair kb's columns, rows rotated first
+            // W <- J^T W: each pair's two rows (a pair that does not rotate, the dummy's among them, is skipped)
             {
-              parallel: [{ name: 'ka', from: '0', to: 'P' }, { name: 'kb', from: '0', to: 'P' }],
-              outer: [pair('ka', 'a'), `const ${T} ca = CS[ka], sa = SN[ka];`],
-              body: [
-                pair('kb', 'b'),
-                `const ${T} cb = CS[kb], sb = SN[kb];`,
-                `if (sa == ${zero} && sb == ${zero}) continue;`,
-                `const ${T} w00 = ${at('pa', 'pb')}, w01 = ${at('pa', 'qb')}, w10 = ${at('qa', 'pb')}, w11 = ${at('qa', 'qb')};`,
-                `const ${T} r00 = ca * w00 - sa * w10, r10 = sa * w00 + ca * w10, r01 = ca * w01 - sa * w11, r11 = sa * w01 + ca * w11;`,
-                // the rotated pair's own block is diagonal: its off-diagonal entries are exactly zero
-                `const int own = ka == kb;`,
-                put('pa', 'pb', 'cb * r00 - sb * r01'),
-                put('pa', 'qb', `own ? ${zero} : sb * r00 + cb * r01`),
-                put('qa', 'pb', `own ? ${zero} : cb * r10 - sb * r11`),
-                put('qa', 'qb', 'sb * r10 + cb * r11'),
-              ],
+              parallel: [{ name: 'kp', from: '0', to: 'P' }, { name: 'c', from: '0', to: 'n' }],
+              outer: [`const ${T} cs = CS[kp], sn = SN[kp];`, `if (sn == ${zero}) continue;`, 'const jx_index p = (jx_index)PP[kp], q = (jx_index)PQ[kp];'],
+              body: [`const ${T} wp = W[p * n + c], wq = W[q * n + c];`, 'W[p * n + c] = cs * wp - sn * wq; W[q * n + c] = sn * wp + cs * wq;'],
             },
+            'sync',
+            // then W <- W J and V <- V J, row by row; the rotated pair's own off-diagonal entries are exactly zero
             {
-              parallel: [{ name: 'a', from: '0', to: 'n' }, { name: 'kb', from: '0', to: 'P' }],
+              parallel: [{ name: 'a', from: '0', to: 'n' }, { name: 'kp', from: '0', to: 'P' }],
               body: [
-                `const ${T} cb = CS[kb], sb = SN[kb];`,
-                `if (sb == ${zero}) continue;`,
-                pair('kb', 'b'),
-                `const ${T} vp = v[a * n + pb], vq = v[a * n + qb];`,
-                'v[a * n + pb] = cb * vp - sb * vq; v[a * n + qb] = sb * vp + cb * vq;',
+                `const ${T} cs = CS[kp], sn = SN[kp];`,
+                `if (sn == ${zero}) continue;`,
+                'const jx_index p = (jx_index)PP[kp], q = (jx_index)PQ[kp];',
+                `const ${T} wp = W[a * n + p], wq = W[a * n + q];`,
+                `W[a * n + p] = a == q ? ${zero} : cs * wp - sn * wq; W[a * n + q] = a == p ? ${zero} : sn * wp + cs * wq;`,
+                `const ${T} vp = v[a * n + p], vq = v[a * n + q];`,
+                'v[a * n + p] = cs * vp - sn * vq; v[a * n + q] = sn * vp + cs * vq;',
               ],
             },
             'sync',
@@ -200,7 +190,7 @@ function svdSteps(k: OrthogonalKernel, { T, sqrt, fabs, copysign, eps, one, zero
     // the tall orientation G (M x N, M >= N): x itself, or its transpose when it is wide
     'const int wide = m < n;',
     'const jx_index M = wide ? n : m, N = wide ? m : n, P = (N + 1) / 2, NP = 2 * P;',
-    `${T} *G = work, *V = rot, *CS = rot + N * N, *SN = CS + P, *ROTATED = SN + P, *PERM = ROTATED + P;`,
+    `${T} *G = work, *V = rot, *CS = rot + N * N, *SN = CS + P, *PP = SN + P, *PQ = PP + P, *ROTATED = PQ + P, *PERM = ROTATED + P;`,
     '(void)V;',
     { parallel: [{ name: 'a', from: '0', to: 'M' }, { name: 'c', from: '0', to: 'N' }], body: ['G[a * N + c] = wide ? x[c * n + a] : x[a * n + c];'] },
     ...(uv ? [{ parallel: [{ name: 'a', from: '0', to: 'N' }, { name: 'c', from: '0', to: 'N' }], body: [`V[a * N + c] = a == c ? ${one} : ${zero};`] }] : []),
@@ -214,7 +204,7 @@ function svdSteps(k: OrthogonalKernel, { T, sqrt, fabs, copysign, eps, one, zero
             {
               parallel: [{ name: 'kp', from: '0', to: 'P' }],
               body: [
-                pair('kp', ''),
+                pair('kp'),
                 `${T} rc = ${one}, rs = ${zero};`,
                 'int rotated = 0;',
                 'if (q < N) {',
@@ -225,32 +215,18 @@ function svdSteps(k: OrthogonalKernel, { T, sqrt, fabs, copysign, eps, one, zero
                 '    rc = cs; rs = sn; rotated = 1;',
                 '  }',
                 '}',
-                'CS[kp] = rc; SN[kp] = rs;',
+                `CS[kp] = rc; SN[kp] = rs; PP[kp] = (${T})p; PQ[kp] = (${T})q;`,
                 // whether the pair's slot rotated this sweep (rounds are barrier-separated, so any thread may own it)
                 `ROTATED[kp] = (r == 0 ? ${zero} : ROTATED[kp]) + (${T})rotated;`,
               ],
             },
             'sync',
-            {
-              parallel: [{ name: 'a', from: '0', to: 'M' }, { name: 'kp', from: '0', to: 'P' }],
-              body: [
-                `const ${T} cs = CS[kp], sn = SN[kp];`,
-                `if (sn == ${zero}) continue;`,
-                pair('kp', ''),
-                `const ${T} gp = G[a * N + p], gq = G[a * N + q];`,
-                'G[a * N + p] = cs * gp - sn * gq; G[a * N + q] = sn * gp + cs * gq;',
-              ],
-            },
-            ...(uv ? [{
-              parallel: [{ name: 'a', from: '0', to: 'N' }, { name: 'kp', from: '0', to: 'P' }],
-              body: [
-                `const ${T} cs = CS[kp], sn = SN[kp];`,
-                `if (sn == ${zero}) continue;`,
-                pair('kp', ''),
-                `const ${T} vp = V[a * N + p], vq = V[a * N + q];`,
-                'V[a * N + p] = cs * vp - sn * vq; V[a * N + q] = sn * vp + cs * vq;',
-              ],
-            }] : []),
+            // each rotating pair's two columns of G (and of V), down the rows
+            ...[['G', 'M'], ...(uv ? [['V', 'N']] : [])].map(([X, rows]): LinalgStep => ({
+              parallel: [{ name: 'kp', from: '0', to: 'P' }, { name: 'a', from: '0', to: rows! }],
+              outer: [`const ${T} cs = CS[kp], sn = SN[kp];`, `if (sn == ${zero}) continue;`, 'const jx_index p = (jx_index)PP[kp], q = (jx_index)PQ[kp];'],
+              body: [`const ${T} xp = ${X}[a * N + p], xq = ${X}[a * N + q];`, `${X}[a * N + p] = cs * xp - sn * xq; ${X}[a * N + q] = sn * xp + cs * xq;`],
+            })),
             'sync',
           ],
         },
