@@ -85,9 +85,6 @@ export const svdRot = (N: string): string => `(${N} * ${N} + 5 * ((${N} + 1) / 2
 
 function eighSteps(k: OrthogonalKernel, { T, sqrt, fabs, copysign, eps, one, zero }: Spelling): LinalgStep[] {
   const read = k.lower ? '(a >= c ? x[a * n + c] : x[c * n + a])' : '(a <= c ? x[a * n + c] : x[c * n + a])';
-  // entry (row, col) of W when both exist (a dummy index reads as zero and is never written)
-  const at = (row: string, col: string) => `(${row} < n && ${col} < n ? W[${row} * n + ${col}] : ${zero})`;
-  const put = (row: string, col: string, value: string) => `if (${row} < n && ${col} < n) W[${row} * n + ${col}] = ${value};`;
   return [
     'const jx_index P = (n + 1) / 2, NP = 2 * P;',
     `${T} *W = work, *CS = work + n * n, *SN = CS + P, *PP = SN + P, *PQ = PP + P, *OFF = PQ + P, *ALL = OFF + P, *PERM = ALL + P;`,
