@@ -317,6 +317,50 @@ function run(command: string, args: string[]): Promise<{ code: number; output: s
   rmSync(dir, { recursive: true, force: true });
 });
 
+// The Jacobi eigh and svd kernels (render/linalg-jacobi.ts): a block per matrix, a thread per pair of the round-robin
+// ordering over min(m, n) indices rounded up to a warp (32 to 256), the pairs beyond strided over the block.
+const jacobiVariants: { label: string; kernel: Kernel; params: number[]; threads: number }[] = [
+  { label: 'eigh float32 n = 1', kernel: { kind: 'orthogonal', op: 'eigh', dtype: 'float32', fullMatrices: false, computeUv: true, lower: true, sort: true }, params: [3, 1, 1], threads: 32 },
+  { label: 'eigh float32 4 x 70 x 70', kernel: { kind: 'orthogonal', op: 'eigh', dtype: 'float32', fullMatrices: false, computeUv: true, lower: true, sort: true }, params: [4, 70, 70], threads: 64 },
+  { label: 'eigh float64 600 x 600', kernel: { kind: 'orthogonal', op: 'eigh', dtype: 'float64', fullMatrices: false, computeUv: true, lower: false, sort: true }, params: [1, 600, 600], threads: 256 },
+  { label: 'svd float64 2 x 70 x 64', kernel: { kind: 'orthogonal', op: 'svd', dtype: 'float64', fullMatrices: false, computeUv: true, lower: true, sort: true }, params: [2, 70, 64], threads: 32 },
+  { label: 'svd float32 72 x 68 full', kernel: { kind: 'orthogonal', op: 'svd', dtype: 'float32', fullMatrices: true, computeUv: true, lower: true, sort: true }, params: [1, 72, 68], threads: 64 },
+  { label: 'svd float32 2 x 5 x 131 values only', kernel: { kind: 'orthogonal', op: 'svd', dtype: 'float32', fullMatrices: false, computeUv: false, lower: true, sort: true }, params: [2, 5, 131], threads: 32 },
+];
+
+test('eigh and svd render a block per matrix, a thread per round-robin pair rounded up to a warp', (t) => {
+  for (const v of jacobiVariants) {
+    const r = renderCuda(v.kernel, v.params);
+    t.deepEqual([r.grid, r.block], [[v.params[0], 1, 1], [v.threads, 1, 1]], v.label);
+    t.regex(r.source, /round-robin/, v.label);
+  }
+});
+
+// ptxas -v must report no spills (the svd's one-thread completion of U unrolled at the baked sizes once spilled)
+(nvcc ? test : test.skip)(`nvcc -Xptxas -v: the Jacobi eigh and svd kernels compile for sm_90a with no spills${nvcc ? '' : ' (nvcc not on PATH)'}`, async (t) => {
+  t.timeout(300_000);
+  const dir = mkdtempSync(join(tmpdir(), 'jaxon-jacobi-'));
+  const results = await Promise.all(jacobiVariants.map(async (v) => {
+    const r = renderCuda(v.kernel, v.params);
+    const path = join(dir, `${r.name}.cu`);
+    writeFileSync(path, r.source);
+    return { v, ...(await run(nvcc!, ['-cubin', '-arch=sm_90a', '-w', '-Xptxas', '-v', '-I', kernelHeaderDir(), '-o', join(dir, `${r.name}.cubin`), path])) };
+  }));
+  const lines: string[] = [];
+  for (const { v, code, output } of results) {
+    if (code !== 0) {
+      t.fail(`${v.label}: nvcc failed:\n${output.slice(0, 4000)}`);
+      continue;
+    }
+    const registers = /Used (\d+) registers/.exec(output)?.[1];
+    const spills = /(\d+) bytes spill stores, (\d+) bytes spill loads/.exec(output);
+    t.deepEqual([spills?.[1], spills?.[2]], ['0', '0'], `${v.label}: no spills`);
+    lines.push(`${v.label}: ${registers} registers, ${spills?.[1]} bytes spill stores, ${spills?.[2]} bytes spill loads`);
+  }
+  t.log(lines.join('\n'));
+  rmSync(dir, { recursive: true, force: true });
+});
+
 test('the wgmma kernel\'s producer: tensor maps for TMA (K-major and MN-major boxes), cp.async where the driver lacks cuTensorMapEncodeTiled or JAXON_WGMMA_TMA=0', (t) => {
   const kernel: Kernel = { kind: 'dot', inputDtype: 'bfloat16', outputDtype: 'bfloat16' };
   // [B, M, N, K] = [2, 300, 200, 520]: lhs [2, 300, 520] k-contiguous, rhs [2, 200, 520] (k-contiguous, an NT product)

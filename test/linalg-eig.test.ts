@@ -17,7 +17,7 @@ import type { DType } from '../lib/core/dtype.js';
 import { numpy as jnp, lax } from '../lib/index.js';
 import { checkGrads } from './helpers/check-grads.js';
 import { type EncodedNumber, decodeNumber, loadFixture } from './helpers/fixtures.js';
-import { assertThrowsMentioning } from './helpers/oracle.js';
+import { assertThrowsMentioning, randomValues, withReference } from './helpers/oracle.js';
 import { withX64 } from './helpers/x64.js';
 
 interface Spec { shape: number[]; values: EncodedNumber[] }
@@ -366,4 +366,101 @@ test('matrixPower with a negative exponent is the inverse\'s power, as JAX (valu
   // TF32 products on a GPU at the default precision, as JAX's there
   const atol = jax.defaultBackend() === 'cuda' ? 3e-3 : 2e-6;
   t.true(want.every((w, i) => Math.abs(got[i]! - w) <= atol), `got ${globalThis.Array.from(got).join(', ')}`);
+});
+
+// The round-robin Jacobi kernels (render/linalg-jacobi.ts; on CUDA a thread block per matrix) at the sizes that
+// exercise their tournament: a batch, odd n (a dummy index), n = 1 and 2, n = 70 (35 pairs: a block of two warps), the
+// identity and repeated eigenvalues, tall / wide / rank-deficient svd with full_matrices both ways, float32 and float64.
+// Against the float64 reference, which runs the same rounds: eigen- and singular vectors of simple values are compared
+// as they are, signs included (the CPU, the GPU and the oracle pick the same ones), the rest by their invariants.
+// One jitted program, so the emulated GPU compiles its kernels in one batch.
+test.serial('round-robin Jacobi eigh and svd: batches, odd n, n = 1, 2 and 70, degenerate and rank-deficient inputs', (t) => {
+  withX64(true, () => {
+    const symmetric = (n: number, seed: number): number[] => {
+      const a = randomValues(n * n, seed);
+      return a.map((_, e) => (a[e]! + a[(e % n) * n + Math.floor(e / n)]!) / 2);
+    };
+    // H diag(d) H with H = I - 2 u uᵀ / uᵀu: eigenvalues d (repeated), eigenvectors H's columns
+    const withEigenvalues = (d: number[], seed: number): number[] => {
+      const n = d.length;
+      const u = randomValues(n, seed);
+      const uu = u.reduce((s, x) => s + x * x, 0);
+      const h = (i: number, j: number) => (i === j ? 1 : 0) - (2 * u[i]! * u[j]!) / uu;
+      const out: number[] = [];
+      for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) out.push(d.reduce((s, dk, k) => s + h(i, k) * dk * h(k, j), 0));
+      return out;
+    };
+    const identity = (n: number) => identityHost(1, n).values;
+    // an m x n matrix of rank r: (m x r)(r x n)
+    const ranked = (m: number, n: number, r: number, seed: number): number[] => {
+      const b = randomValues(m * r, seed);
+      const c = randomValues(r * n, seed + 1);
+      const out: number[] = [];
+      for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) { let s = 0; for (let k = 0; k < r; k++) s += b[i * r + k]! * c[k * n + j]!; out.push(s); }
+      return out;
+    };
+    interface JacobiCase {
+      label: string; dtype: DType; shape: number[]; values: number[];
+      op: 'eigh' | { fullMatrices: boolean; computeUv: boolean };
+      /** matrices of the batch whose vectors are unique up to sign (compared as they are), and how many of them */
+      simple: number[]; vectors: number;
+    }
+    const cases: JacobiCase[] = [
+      { label: 'eigh batch of 3, odd n = 5, the second the identity', dtype: 'float32', shape: [3, 5, 5], values: [...symmetric(5, 1), ...identity(5), ...symmetric(5, 2)], op: 'eigh', simple: [0, 1, 2], vectors: 5 },
+      { label: 'eigh n = 1', dtype: 'float32', shape: [1, 1], values: [-2.5], op: 'eigh', simple: [0], vectors: 1 },
+      { label: 'eigh n = 2', dtype: 'float32', shape: [2, 2], values: symmetric(2, 3), op: 'eigh', simple: [0], vectors: 2 },
+      { label: 'eigh n = 70', dtype: 'float32', shape: [70, 70], values: symmetric(70, 4), op: 'eigh', simple: [0], vectors: 70 },
+      { label: 'eigh float64 batch of 2, n = 6, the second with eigenvalues 1, 1, 2, 2, 2, -3', dtype: 'float64', shape: [2, 6, 6], values: [...symmetric(6, 5), ...withEigenvalues([1, 1, 2, 2, 2, -3], 6)], op: 'eigh', simple: [0], vectors: 6 },
+      { label: 'svd tall 7 x 4 full, the second of rank 2', dtype: 'float32', shape: [2, 7, 4], values: [...randomValues(28, 7), ...ranked(7, 4, 2, 8)], op: { fullMatrices: true, computeUv: true }, simple: [0, 1], vectors: 2 },
+      { label: 'svd wide 4 x 7 reduced, the second of rank 2', dtype: 'float32', shape: [2, 4, 7], values: [...randomValues(28, 9), ...ranked(4, 7, 2, 10)], op: { fullMatrices: false, computeUv: true }, simple: [0, 1], vectors: 2 },
+      { label: 'svd float64 tall 6 x 5 reduced, the second of rank 3', dtype: 'float64', shape: [2, 6, 5], values: [...randomValues(30, 11), ...ranked(6, 5, 3, 12)], op: { fullMatrices: false, computeUv: true }, simple: [0, 1], vectors: 3 },
+      { label: 'svd float64 wide 5 x 9 full', dtype: 'float64', shape: [5, 9], values: randomValues(45, 13), op: { fullMatrices: true, computeUv: true }, simple: [0], vectors: 5 },
+      { label: 'svd float64 values only, 9 x 7', dtype: 'float64', shape: [9, 7], values: randomValues(63, 14), op: { fullMatrices: false, computeUv: false }, simple: [], vectors: 0 },
+    ];
+    const run = (c: JacobiCase, x: Array): Array[] => {
+      if (c.op === 'eigh') return lax.linalg.eigh(x, { symmetrizeInput: false });
+      const out = lax.linalg.svd(x, c.op);
+      return out instanceof globalThis.Array ? out : [out];
+    };
+    const inputs = cases.map((c) => lax.reshape(jnp.array(c.values, { dtype: c.dtype }), c.shape));
+    const outs = (jax.jit((...xs: Array[]) => cases.map((c, i) => run(c, xs[i]!)))(...inputs) as Array[][]).map((o) => o.map(host));
+    const want = cases.map((c, i) => withReference(() => run(c, inputs[i]!)).map(host));
+    cases.forEach((c, i) => {
+      const f32 = c.dtype === 'float32';
+      const atol = f32 ? (c.shape.at(-1)! > 10 ? 3e-3 : 3e-4) : 1e-9;
+      const got = outs[i]!;
+      const ref = want[i]!;
+      const input = host(inputs[i]!);
+      // the batch's matrices whose first `c.vectors` columns are compared as they are
+      const pick = (h: Host, columns: number): Host => {
+        const M = mats(h);
+        const values: number[] = [];
+        for (const b of c.simple) for (let r = 0; r < M.r; r++) for (let j = 0; j < columns; j++) values.push(M.at(b, r, j));
+        return { shape: [c.simple.length, M.r, columns], values };
+      };
+      if (c.op === 'eigh') {
+        const [v, w] = got as [Host, Host];
+        assertClose(t, w, ref[1]!, atol / 10, `${c.label}: eigenvalues`);
+        t.true(w.values.every((x, e) => e % c.vectors === 0 || x >= w.values[e - 1]!), `${c.label}: eigenvalues ascending`);
+        assertClose(t, pick(v, c.vectors), pick(ref[0]!, c.vectors), atol, `${c.label}: eigenvectors, signs included`);
+        assertOrthonormalColumns(t, v, atol, `${c.label}: v`);
+        t.true(matmulError(input, v, diagTimes(v, w, c.vectors)) <= atol * 20, `${c.label}: |a·v - v·diag(w)|`);
+        return;
+      }
+      // lax.linalg.svd's outputs: u, s, vt (s alone without computeUv)
+      const si = c.op.computeUv ? 1 : 0;
+      const s = got[si]!;
+      const k = s.shape.at(-1)!;
+      assertClose(t, s, ref[si]!, atol / 10, `${c.label}: singular values`);
+      t.true(s.values.every((x, e) => e % k === 0 || x <= s.values[e - 1]!), `${c.label}: singular values descending`);
+      if (!c.op.computeUv) return;
+      const [u, vt] = [got[0]!, got[2]!];
+      assertClose(t, pick(u, c.vectors), pick(ref[0]!, c.vectors), atol, `${c.label}: u, signs included`);
+      assertClose(t, pick(transposeHost(vt), c.vectors), pick(transposeHost(ref[2]!), c.vectors), atol, `${c.label}: vt, signs included`);
+      t.is(u.shape.at(-1), c.op.fullMatrices ? c.shape.at(-2) : k, `${c.label}: u's columns`);
+      assertOrthonormalColumns(t, u, atol, `${c.label}: u`);
+      assertOrthonormalColumns(t, transposeHost(vt), atol, `${c.label}: vt`);
+      t.true(matmulError(diagTimes(firstColumns(u, k), s, k), firstRows(vt, k), input) <= atol * 20, `${c.label}: |u·diag(s)·vt - a|`);
+    });
+  });
 });

@@ -18,6 +18,7 @@ int omp_get_thread_num(void);
 #define JX_MAX_RANK 32
 /* loops over axes run their run-time rank here */
 #define JX_UNROLL
+#define JX_NO_UNROLL
 #define JX_FN static inline
 typedef int8_t jx_i8;
 typedef uint8_t jx_u8;

@@ -37,6 +37,8 @@ typedef unsigned long long jx_u64;
 #define JX_ISFINITEF(x) jx_isfinitef(x)
 /* loops over axes: their trip counts are constants here, so they unroll into straight-line code */
 #define JX_UNROLL _Pragma("unroll")
+/* a one-thread loop kept rolled: unrolled at its constant trip count it would take registers the block's other loops need */
+#define JX_NO_UNROLL _Pragma("unroll 1")
 #define JX_MAX_RANK 32
 /* N elements of T moved by one aligned load or store (16 bytes at most: ld.global.v4) */
 template <typename T, int N> struct alignas(sizeof(T) * N) jx_vec { T v[N]; };

@@ -260,12 +260,14 @@ export interface SortKernel {
 }
 
 /**
- * A dense matrix decomposition of each matrix of a batch (lax.linalg.qr / eigh / svd; render/linalg-eig.ts), one
- * loop iteration per matrix (one thread per matrix on a GPU). params: [batch, m, n]. buffers, by op (every one but
- * the operand x, last, is written; the working storage is per matrix):
+ * A dense matrix decomposition of each matrix of a batch (lax.linalg.qr / eigh / svd; render/linalg-eig.ts,
+ * linalg-qr.ts, linalg-jacobi.ts): a loop iteration per matrix on the CPU, a thread block per matrix on a GPU.
+ * params: [batch, m, n]. buffers, by op (every one but the operand x, last, is written; the working storage is per
+ * matrix; P = ⌈k/2⌉ pairs of the round-robin Jacobi ordering over k indices):
  *  - 'qr' (Householder, LAPACK geqrf's reflectors): q, r, work [m·n], tau [min(m, n)], x
- *  - 'eigh' (cyclic Jacobi, from the `lower` or upper triangle, ascending if `sort`): v, w, work [n·n], x
- *  - 'svd' (one-sided Jacobi on the tall orientation, descending): s, (u, vt,) work [max·min], v [min²], (basis [max²],) x
+ *  - 'eigh' (two-sided Jacobi, from the `lower` or upper triangle, ascending if `sort`): v, w, work [n² + 6P + n], x
+ *  - 'svd' (one-sided Jacobi on the tall orientation, descending): s, (u, vt,) work [max·min], v [min² + 5P + min],
+ *    (basis [max²],) x
  * fullMatrices applies to qr and svd; computeUv to svd.
  */
 export interface OrthogonalKernel {

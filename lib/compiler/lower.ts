@@ -435,7 +435,11 @@ function lowerLinalg(op: 'qr' | 'eigh' | 'svd', x: ShapedArray, flags: { fullMat
   if (batch === 0) return plan;
   const big = Math.max(m, n);
   const small = Math.min(m, n);
-  const temps = op === 'qr' ? [m * n, small] : op === 'eigh' ? [n * n] : kernel.computeUv ? [big * small, small * small, big * big] : [big * small, small * small];
+  // eigh's work and svd's rotations carry the Jacobi rounds' scratch after the matrix (render/linalg-jacobi.ts)
+  const pairs = (k: number) => Math.floor((k + 1) / 2);
+  const eighWork = n * n + 6 * pairs(n) + n;
+  const svdRot = small * small + 5 * pairs(small) + small;
+  const temps = op === 'qr' ? [m * n, small] : op === 'eigh' ? [eighWork] : kernel.computeUv ? [big * small, svdRot, big * big] : [big * small, svdRot];
   const temp = (index: number): BufferRef => ({ kind: 'temp', index });
   // a temp of 0 elements still gets a buffer: the kernel's pointer arithmetic on it is never dereferenced
   for (const size of temps) plan.temps.push({ dtype: x.dtype, size: Math.max(1, batch * size) });

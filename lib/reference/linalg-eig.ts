@@ -1,8 +1,8 @@
 // Reference rules for lax.linalg.qr, eigh and svd in float64: the same
-// algorithms as the kernels (render/linalg-eig.ts) written plainly in JS, so
-// the oracle picks the same reflector signs, eigenvector order and completion
-// of singular vectors: Householder QR with LAPACK's dlarfg signs, cyclic
-// Jacobi for eigh, one-sided Jacobi for svd.
+// algorithms as the kernels (render/linalg-eig.ts, linalg-jacobi.ts) written
+// plainly in JS, so the oracle picks the same reflector signs, eigenvector
+// order and completion of singular vectors: Householder QR with LAPACK's
+// dlarfg signs, round-robin Jacobi for eigh (two-sided) and svd (one-sided).
 import type { PrimitiveParams } from '../core/primitives.js';
 import type { RefArray } from './array.js';
 
@@ -21,6 +21,17 @@ function rotation(app: number, aqq: number, apq: number): [number, number] {
   const t = Math.abs(theta) > 1e18 ? 1 / (2 * theta) : Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
   const c = 1 / Math.sqrt(t * t + 1);
   return [c, t * c];
+}
+
+/**
+ * Pair k of round r of the round-robin (circle method) tournament of 2P indices, 2P - 1 fixed (for an odd size it is
+ * a dummy): [p, q] with p < q. Every pair meets once in 2P - 1 rounds, and a round's pairs are disjoint.
+ */
+function tournamentPair(P: number, r: number, k: number): [number, number] {
+  const NP = 2 * P;
+  const i = k === 0 ? NP - 1 : (r + k) % (NP - 1);
+  const j = k === 0 ? r : (r + NP - 1 - k) % (NP - 1);
+  return i < j ? [i, j] : [j, i];
 }
 
 export function qrRule([x]: RefArray[], { fullMatrices }: PrimitiveParams['qr']): Float64Array[] {
@@ -78,27 +89,40 @@ export function eighRule([x]: RefArray[], { lower, sortEigenvalues }: PrimitiveP
       V[a * n + a] = 1;
       for (let c = 0; c < n; c++) W[a * n + c] = (lower ? a >= c : a <= c) ? A[a * n + c]! : A[c * n + a]!;
     }
+    const P = Math.floor((n + 1) / 2);
+    const cs = new Float64Array(P), sn = new Float64Array(P);
     for (let sweep = 0; sweep < 60; sweep++) {
       let off = 0;
       let all = 0;
-      for (let a = 0; a < n; a++) for (let c = 0; c < n; c++) { const e = W[a * n + c]! ** 2; all += e; if (a !== c) off += e; }
+      for (let k = 0; k < P; k++) {
+        let o = 0, l = 0;
+        for (let a = 2 * k; a < 2 * k + 2 && a < n; a++) for (let c = 0; c < n; c++) { const e = W[a * n + c]! ** 2; l += e; if (a !== c) o += e; }
+        off += o; all += l;
+      }
       if (!(off > all * EPS * EPS)) break;
-      for (let p = 0; p < n - 1; p++) {
-        for (let q = p + 1; q < n; q++) {
-          const apq = W[p * n + q]!;
-          if (apq === 0) continue;
-          const [cs, sn] = rotation(W[p * n + p]!, W[q * n + q]!, apq);
-          for (let a = 0; a < n; a++) {
-            const ap = W[a * n + p]!, aq = W[a * n + q]!;
-            W[a * n + p] = cs * ap - sn * aq; W[a * n + q] = sn * ap + cs * aq;
+      for (let r = 0; r < 2 * P - 1; r++) {
+        for (let k = 0; k < P; k++) {
+          const [p, q] = tournamentPair(P, r, k);
+          [cs[k], sn[k]] = q < n && W[p * n + q] !== 0 ? rotation(W[p * n + p]!, W[q * n + q]!, W[p * n + q]!) : [1, 0];
+        }
+        // W <- J^T W (the pairs' rows), then W <- W J and V <- V J (their columns); a rotated pair's own entry is zero
+        for (let k = 0; k < P; k++) {
+          if (sn[k] === 0) continue;
+          const [p, q] = tournamentPair(P, r, k);
+          for (let c = 0; c < n; c++) {
+            const wp = W[p * n + c]!, wq = W[q * n + c]!;
+            W[p * n + c] = cs[k]! * wp - sn[k]! * wq; W[q * n + c] = sn[k]! * wp + cs[k]! * wq;
           }
-          for (let a = 0; a < n; a++) {
-            const pa = W[p * n + a]!, qa = W[q * n + a]!;
-            W[p * n + a] = cs * pa - sn * qa; W[q * n + a] = sn * pa + cs * qa;
+        }
+        for (let a = 0; a < n; a++) {
+          for (let k = 0; k < P; k++) {
+            if (sn[k] === 0) continue;
+            const [p, q] = tournamentPair(P, r, k);
+            const wp = W[a * n + p]!, wq = W[a * n + q]!;
+            W[a * n + p] = a === q ? 0 : cs[k]! * wp - sn[k]! * wq; W[a * n + q] = a === p ? 0 : sn[k]! * wp + cs[k]! * wq;
             const vp = V[a * n + p]!, vq = V[a * n + q]!;
-            V[a * n + p] = cs * vp - sn * vq; V[a * n + q] = sn * vp + cs * vq;
+            V[a * n + p] = cs[k]! * vp - sn[k]! * vq; V[a * n + q] = sn[k]! * vp + cs[k]! * vq;
           }
-          W[p * n + q] = 0; W[q * n + p] = 0;
         }
       }
     }
@@ -133,22 +157,32 @@ export function svdRule([x]: RefArray[], { fullMatrices, computeUv }: PrimitiveP
     const V = new Float64Array(N * N);
     for (let a = 0; a < M; a++) for (let c = 0; c < N; c++) G[a * N + c] = wide ? A[c * n + a]! : A[a * n + c]!;
     for (let a = 0; a < N; a++) V[a * N + a] = 1;
+    const P = Math.floor((N + 1) / 2);
+    const cs = new Float64Array(P), sn = new Float64Array(P);
     for (let sweep = 0; sweep < 60; sweep++) {
       let rotated = false;
-      for (let p = 0; p < N - 1; p++) {
-        for (let q = p + 1; q < N; q++) {
+      for (let r = 0; r < 2 * P - 1; r++) {
+        for (let k = 0; k < P; k++) {
+          const [p, q] = tournamentPair(P, r, k);
+          cs[k] = 1; sn[k] = 0;
+          if (q >= N) continue;
           let alpha = 0, beta = 0, gamma = 0;
           for (let a = 0; a < M; a++) { const gp = G[a * N + p]!, gq = G[a * N + q]!; alpha += gp * gp; beta += gq * gq; gamma += gp * gq; }
           if (!(Math.abs(gamma) > EPS * Math.sqrt(alpha) * Math.sqrt(beta))) continue;
           rotated = true;
-          const [cs, sn] = rotation(alpha, beta, gamma);
+          [cs[k], sn[k]] = rotation(alpha, beta, gamma);
+        }
+        for (let k = 0; k < P; k++) {
+          if (sn[k] === 0) continue;
+          const [p, q] = tournamentPair(P, r, k);
+          const c = cs[k]!, s = sn[k]!;
           for (let a = 0; a < M; a++) {
             const gp = G[a * N + p]!, gq = G[a * N + q]!;
-            G[a * N + p] = cs * gp - sn * gq; G[a * N + q] = sn * gp + cs * gq;
+            G[a * N + p] = c * gp - s * gq; G[a * N + q] = s * gp + c * gq;
           }
           for (let a = 0; a < N; a++) {
             const vp = V[a * N + p]!, vq = V[a * N + q]!;
-            V[a * N + p] = cs * vp - sn * vq; V[a * N + q] = sn * vp + cs * vq;
+            V[a * N + p] = c * vp - s * vq; V[a * N + q] = s * vp + c * vq;
           }
         }
       }

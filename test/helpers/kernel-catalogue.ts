@@ -182,7 +182,8 @@ function primitiveEntries(): CatalogueEntry[] {
   add('sort', [a([5, 40, 3], 'float16'), a([5, 40, 3], 'int32'), a([5, 40, 3], 'float32')], { dimension: 1, isStable: true, numKeys: 2 }, ' two keys');
   for (const d of ['float32', 'bfloat16', 'float64', 'int32', 'uint8'] as DType[]) add('top_k', [a([4, 9], d)], { k: 3 });
   add('top_k', [a([2, 3, 80], 'float16')], { k: 5 }, ' long rows');
-  // qr / eigh / svd: one thread per matrix; tall, wide, full and reduced, both triangles
+  // qr / eigh / svd: a block per matrix (eigh and svd: round-robin Jacobi); tall, wide, full and reduced, both triangles;
+  // eigh n = 70 and svd's 68 columns give 64-thread blocks (two warps), the 5 x 5's odd n a dummy index
   for (const d of ['float32', 'float64'] as DType[]) {
     add('qr', [a([3, 5, 4], d)], { fullMatrices: false });
     add('eigh', [a([3, 4, 4], d)], { lower: true, sortEigenvalues: true });
@@ -190,6 +191,8 @@ function primitiveEntries(): CatalogueEntry[] {
   }
   add('qr', [a([4, 6], 'float32')], { fullMatrices: true }, ' wide full');
   add('eigh', [a([5, 5], 'float64')], { lower: false, sortEigenvalues: false }, ' upper unsorted');
+  add('eigh', [a([70, 70], 'float32')], { lower: true, sortEigenvalues: true }, ' two warps');
+  add('svd', [a([72, 68], 'float32')], { fullMatrices: true, computeUv: true }, ' tall full, two warps');
   add('svd', [a([6, 4], 'float32')], { fullMatrices: false, computeUv: false }, ' values only');
   // linalg: one block per matrix; every triangular_solve case (side, triangle, transpose, unit diagonal), rectangular lu
   for (const d of ['float32', 'float64'] as DType[]) {

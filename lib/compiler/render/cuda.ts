@@ -60,7 +60,7 @@ import { type GemmTarget, dot } from './cuda-dot.js';
 import { indexed } from './cuda-indexed.js';
 import { linalgBufferCount } from './linalg-eig.js';
 import { convCuda } from './conv.js';
-import { linalgCuda, qrCuda } from './linalg-targets.js';
+import { jacobiCuda, linalgCuda, qrCuda } from './linalg-targets.js';
 import { linalgBlockedCuda } from './linalg-cuda-blocked.js';
 import { decisionComment, elementwiseVectorWidth, gridStrideLaunch, tmaAllowed, transposeTiling } from './cuda-decisions.js';
 
@@ -163,7 +163,7 @@ function renderKernel(k: Kernel, params: readonly number[], alignments: number[]
     case 'gather': return indexed(k, params, name);
     case 'scatter': return indexed(k, params, name);
     case 'sort': return indexed(k, params, name);
-    case 'orthogonal': return k.op === 'qr' ? qrCuda(k, params) : indexed(k, params, name);
+    case 'orthogonal': return k.op === 'qr' ? qrCuda(k, params) : jacobiCuda(k, params);
     case 'linalg': return k.blocked ? linalgBlockedCuda(k, params) : linalgCuda(k, params);
     case 'conv': return convCuda(k, params, name);
   }

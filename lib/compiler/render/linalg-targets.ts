@@ -1,5 +1,5 @@
-// The two targets of render/linalg.ts's specs. C: one function per matrix on
-// one thread (parallel loops become nested loops, the last index innermost;
+// The two targets of the step specs of render/linalg.ts, linalg-qr.ts and
+// linalg-jacobi.ts. C: one function per matrix on one thread (parallel loops become nested loops, the last index innermost;
 // barriers vanish), matrices under OpenMP when the batch is worth it; params
 // are read at run time, so one compiled kernel serves every shape. CUDA: one
 // thread block per matrix (blockIdx.x), the params baked in; a parallel loop
@@ -26,11 +26,17 @@
 //   larger batches, solves with fewer right-hand sides and other dtypes.
 //   JAXON_CUDA_BLOCKED_LINALG=MIN[:NB] moves the threshold (tests). Neither
 //   threshold is measured on a GPU yet.
+// The orthogonal kernels (kernel-ir.ts OrthogonalKernel) come here too: qr on
+// CUDA (render/linalg-qr.ts; the C target keeps render/linalg-eig.ts's loop),
+// eigh and svd on both targets (render/linalg-jacobi.ts: on CUDA a block per
+// matrix at every size, ⌈min(m, n)/2⌉ threads rounded up to a warp, 32 to
+// 256; on the C target a matrix per thread, OpenMP over the batch).
 import type { LinalgKernel, OrthogonalKernel } from '../kernel-ir.js';
 import { type RenderedKernel, indent, indexType, int } from './cuda-common.js';
 import { C_DIALECT, C_TYPES, CUDA_DIALECT, CUDA_TYPES } from './expr.js';
 import { blockedWhen, hasBlocked, linalgBlockedC } from './linalg-blocked.js';
 import { type LinalgSpec, type LinalgStep, linalgSpec } from './linalg.js';
+import { jacobiSpec } from './linalg-jacobi.js';
 import { qrSpec } from './linalg-qr.js';
 
 interface Target {
@@ -103,16 +109,26 @@ function bufferDeclaration(spec: LinalgSpec, i: number, storage: (d: LinalgSpec[
 export function linalgC(k: LinalgKernel, name: string): string {
   if (k.blocked) throw new Error(`render/c: ${name} is a stage of the CUDA blocked algorithm (lower-linalg.ts lowers it for 'cuda' only)`);
   const spec = linalgSpec(k, { sqrt: C_DIALECT.sqrt, nan: 'JX_NANF' });
+  // large matrices take the blocked path (render/linalg-blocked.ts), chosen per call from the params
+  const blocked = hasBlocked(k) && k.large
+    ? { functions: `${linalgBlockedC(k, name, C_DIALECT.sqrt)}\n\n`, dispatch: [`if (${blockedWhen(k)}) { ${name}_blocked(jx_b, buffers, params); return; }`] }
+    : { functions: '', dispatch: [] };
+  return specC(spec, name, blocked);
+}
+
+/** The C translation unit's function for lax.linalg.eigh / svd (render/linalg-jacobi.ts): a matrix per thread. */
+export function jacobiC(k: OrthogonalKernel, name: string): string {
+  return specC(jacobiSpec(k), name, { functions: '', dispatch: [] });
+}
+
+/** A spec's C function: a matrix per call of NAME_matrix, OpenMP over the batch; `blocked` may take a matrix first. */
+function specC(spec: LinalgSpec, name: string, blocked: { functions: string; dispatch: string[] }): string {
   const params = spec.params.map((p, i) => `const jx_index ${p} = params[${i}];`);
   const matrix = [
     ...params,
     ...spec.buffers.map((_, i) => bufferDeclaration(spec, i, C_TYPES.storageType, 'restrict ', `buffers[${i}]`)),
     ...renderSteps(spec.steps, C_TARGET),
   ];
-  // large matrices take the blocked path (render/linalg-blocked.ts), chosen per call from the params
-  const blocked = hasBlocked(k) && k.large
-    ? { functions: `${linalgBlockedC(k, name, C_DIALECT.sqrt)}\n\n`, dispatch: [`if (${blockedWhen(k)}) { ${name}_blocked(jx_b, buffers, params); return; }`] }
-    : { functions: '', dispatch: [] };
   return `typedef int64_t jx_index;
 
 ${blocked.functions}static void ${name}_matrix(jx_index jx_b, void **buffers, const int64_t *params) {
@@ -146,11 +162,24 @@ export function qrCuda(k: OrthogonalKernel, params: readonly number[]): Rendered
   return specCuda(spec, params, side, side);
 }
 
-/** A spec's CUDA body: blocks of 32 to 256 threads as `width` asks, one per matrix, the params baked in. */
-function specCuda(spec: LinalgSpec, params: readonly number[], width: number, side: number): RenderedKernel {
+/**
+ * The CUDA body for lax.linalg.eigh / svd (render/linalg-jacobi.ts): a block per matrix, a thread per pair of the
+ * round-robin ordering (⌈n/2⌉ of the smaller dimension, rounded up to a warp; 32 to 256) and a share of each update.
+ */
+export function jacobiCuda(k: OrthogonalKernel, params: readonly number[]): RenderedKernel {
+  const spec = jacobiSpec(k);
+  const m = params[1] ?? 0;
+  const n = params[2] ?? 0;
+  const pairs = Math.ceil(Math.min(m, n) / 2);
+  const threads = Math.min(256, Math.max(32, Math.ceil(pairs / 32) * 32));
+  // the largest per-matrix slice is the square of the larger side plus the scratch after it
+  return specCuda(spec, params, 0, Math.max(m, n) + 2, threads);
+}
+
+/** A spec's CUDA body: blocks of 32 to 256 threads as `width` asks (or `threads`), one per matrix, the params baked in. */
+function specCuda(spec: LinalgSpec, params: readonly number[], width: number, side: number, threads = Math.min(256, Math.max(32, 2 ** Math.ceil(Math.log2(Math.max(width, 1)))))): RenderedKernel {
   if (params.length !== spec.params.length) throw new Error(`render/cuda: a linalg kernel (${spec.label}) takes params [${spec.params.join(', ')}], got ${JSON.stringify(params)}`);
   const batch = params[0]!;
-  const threads = Math.min(256, Math.max(32, 2 ** Math.ceil(Math.log2(Math.max(width, 1)))));
   const idx = indexType([batch * side * side]);
   const lines = [
     `typedef ${idx} jx_index;`,
