@@ -245,10 +245,12 @@ export interface ScatterKernel {
  *  - 'merge': sorted runs of `width` merged pairwise: each element binary-searches the other run of its pair.
  *    params: [pre, n, post, width]; buffers: order out, order in, keys... (dtypes: the keys')
  *  - 'permute': out_k = in_k at the sorted order. params: [pre, n, post]; buffers: outputs..., order, inputs...
+ *  - 'order' (CPU plans only): each line's whole order at once (a stable radix sort; without scratch memory, runs
+ *    of `width` merged between order and scratch). params: [pre, n, post, width]; buffers: order, scratch, keys...
  */
 export interface SortKernel {
   kind: 'sort';
-  stage: 'sort_rows' | 'rank' | 'merge' | 'permute' | 'top_k';
+  stage: 'sort_rows' | 'rank' | 'merge' | 'permute' | 'top_k' | 'order';
   dtypes: DType[];
   numKeys: number;
   /**

@@ -324,8 +324,8 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   argmax: (ins, outs, { axes }) => reduceLaunch('argmax', ins[0]!, outs[0]!, axes),
   argmin: (ins, outs, { axes }) => reduceLaunch('argmin', ins[0]!, outs[0]!, axes),
   cumsum: cumulativeRule('sum'), cumprod: cumulativeRule('prod'), cummax: cumulativeRule('max'), cummin: cumulativeRule('min'),
-  sort: (ins, _outs, { dimension, numKeys }) => lowerSort(ins, dimension, numKeys),
-  top_k: (ins, _outs, { k }) => lowerTopK(ins[0]!, k),
+  sort: (ins, _outs, { dimension, numKeys }, target) => lowerSort(ins, dimension, numKeys, target),
+  top_k: (ins, _outs, { k }, target) => lowerTopK(ins[0]!, k, target),
   qr: (ins, _outs, { fullMatrices }) => lowerLinalg('qr', ins[0]!, { fullMatrices }),
   eigh: (ins, _outs, { lower, sortEigenvalues }) => lowerLinalg('eigh', ins[0]!, { lower, sort: sortEigenvalues }),
   svd: (ins, _outs, { fullMatrices, computeUv }) => lowerLinalg('svd', ins[0]!, { fullMatrices, computeUv }),
@@ -369,9 +369,10 @@ export const SORT_RUN = 32;
 /**
  * lax.sort as stages of kernel-ir.ts's SortKernel: short rows in one launch; long ones as runs of SORT_RUN sorted into
  * an int32 order (a temporary), log2(n / SORT_RUN) merge passes between two order temporaries, then every operand
- * gathered along the final order.
+ * gathered along the final order. On the CPU one 'order' stage sorts each line whole (a radix sort; the second
+ * temporary is its scratch for the runs it merges when it gets no memory): the merge passes would only copy.
  */
-function lowerSort(ins: ShapedArray[], dimension: number, numKeys: number): Plan {
+function lowerSort(ins: ShapedArray[], dimension: number, numKeys: number, target: LowerTarget): Plan {
   const shape = ins[0]!.shape;
   const pre = sizeOf(shape.slice(0, dimension));
   const n = shape[dimension]!;
@@ -388,9 +389,13 @@ function lowerSort(ins: ShapedArray[], dimension: number, numKeys: number): Plan
   const keyDtypes = dtypes.slice(0, numKeys);
   const temp = (index: number): BufferRef => ({ kind: 'temp', index });
   plan.temps.push({ dtype: 'int32', size: pre * n * post }, { dtype: 'int32', size: pre * n * post });
-  plan.launches.push({ kernel: { kind: 'sort', stage: 'rank', dtypes: keyDtypes, numKeys }, buffers: [temp(0), ...keys], params: [pre, n, post, SORT_RUN] });
   let current = 0;
-  for (let width = SORT_RUN; width < n; width *= 2) {
+  if (target === 'cpu') {
+    plan.launches.push({ kernel: { kind: 'sort', stage: 'order', dtypes: keyDtypes, numKeys }, buffers: [temp(0), temp(1), ...keys], params: [pre, n, post, SORT_RUN] });
+  } else {
+    plan.launches.push({ kernel: { kind: 'sort', stage: 'rank', dtypes: keyDtypes, numKeys }, buffers: [temp(0), ...keys], params: [pre, n, post, SORT_RUN] });
+  }
+  for (let width = SORT_RUN; width < n && target !== 'cpu'; width *= 2) {
     plan.launches.push({ kernel: { kind: 'sort', stage: 'merge', dtypes: keyDtypes, numKeys }, buffers: [temp(1 - current), temp(current), ...keys], params: [pre, n, post, width] });
     current = 1 - current;
   }
@@ -399,18 +404,22 @@ function lowerSort(ins: ShapedArray[], dimension: number, numKeys: number): Plan
 }
 
 /** lax.top_k: the row sorted into an order with XLA's TopK comparator (as lowerSort's stages), then its first k taken. */
-function lowerTopK(x: ShapedArray, k: number): Plan {
+function lowerTopK(x: ShapedArray, k: number, target: LowerTarget): Plan {
   const n = x.shape[x.shape.length - 1]!;
   const pre = sizeOf(x.shape) / Math.max(n, 1);
   const plan: Plan = { launches: [], temps: [], aliases: new Map() };
   if (pre * n * k === 0) return plan;
-  const kernel = (stage: 'rank' | 'merge' | 'top_k') => ({ kind: 'sort' as const, stage, dtypes: [x.dtype], numKeys: 1, order: 'top_k' as const });
+  const kernel = (stage: 'rank' | 'merge' | 'top_k' | 'order') => ({ kind: 'sort' as const, stage, dtypes: [x.dtype], numKeys: 1, order: 'top_k' as const });
   const temp = (index: number): BufferRef => ({ kind: 'temp', index });
   plan.temps.push({ dtype: 'int32', size: pre * n });
-  plan.launches.push({ kernel: kernel('rank'), buffers: [temp(0), input(0)], params: [pre, n, 1, Math.min(n, SORT_RUN)] });
-  let current = 0;
   if (n > SORT_RUN) plan.temps.push({ dtype: 'int32', size: pre * n });
-  for (let width = SORT_RUN; width < n; width *= 2) {
+  // the CPU's one 'order' stage sorts each row whole (lowerSort)
+  const whole = target === 'cpu' && n > SORT_RUN;
+  plan.launches.push(whole
+    ? { kernel: kernel('order'), buffers: [temp(0), temp(1), input(0)], params: [pre, n, 1, SORT_RUN] }
+    : { kernel: kernel('rank'), buffers: [temp(0), input(0)], params: [pre, n, 1, Math.min(n, SORT_RUN)] });
+  let current = 0;
+  for (let width = SORT_RUN; width < n && !whole; width *= 2) {
     plan.launches.push({ kernel: kernel('merge'), buffers: [temp(1 - current), temp(current), input(0)], params: [pre, n, 1, width] });
     current = 1 - current;
   }

@@ -40,7 +40,7 @@ export function launchOutputCount(kernel: Kernel, total: number): number {
     // outputs and working storage first, the one operand last
     case 'orthogonal': return total - 1;
     // every operand sorted (or gathered along the order) at once; top_k's values and indices
-    case 'sort': return kernel.stage === 'sort_rows' || kernel.stage === 'permute' ? kernel.dtypes.length : kernel.stage === 'top_k' ? 2 : 1;
+    case 'sort': return kernel.stage === 'sort_rows' || kernel.stage === 'permute' ? kernel.dtypes.length : kernel.stage === 'top_k' || kernel.stage === 'order' ? 2 : 1;
     case 'cumulative': case 'pad': case 'concatenate': case 'dynamic_slice': case 'dynamic_update_slice': case 'gather': case 'scatter':
       return Math.min(1, total);
     // lu's factors, pivots and permutation; cholesky's and triangular_solve's one result; a blocked stage's counters

@@ -475,6 +475,7 @@ export function bufferLayout(k: Kernel): { dtypes: DType[]; outputs: number } {
         case 'sort_rows': return { dtypes: [...k.dtypes, ...k.dtypes], outputs: k.dtypes.length };
         case 'rank': return { dtypes: ['int32', ...keys], outputs: 1 };
         case 'merge': return { dtypes: ['int32', 'int32', ...keys], outputs: 1 };
+        case 'order': return { dtypes: ['int32', 'int32', ...keys], outputs: 2 };
         case 'permute': return { dtypes: [...k.dtypes, 'int32', ...k.dtypes], outputs: k.dtypes.length };
         case 'top_k': return { dtypes: [k.dtypes[0]!, 'int32', 'int32', k.dtypes[0]!], outputs: 2 };
       }

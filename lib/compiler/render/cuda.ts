@@ -107,7 +107,7 @@ export function bufferCount(k: Kernel): number {
     case 'orthogonal': return linalgBufferCount(k);
     case 'linalg': return (k.op === 'lu' ? 4 : k.op === 'triangular_solve' ? 3 : 2) + (k.blocked ? 1 : 0);
     case 'conv': return 3;
-    case 'sort': return k.stage === 'top_k' ? 4 : k.stage === 'sort_rows' ? 2 * k.dtypes.length : k.stage === 'rank' ? 1 + k.dtypes.length : k.stage === 'merge' ? 2 + k.dtypes.length : 2 * k.dtypes.length + 1;
+    case 'sort': return k.stage === 'top_k' ? 4 : k.stage === 'sort_rows' ? 2 * k.dtypes.length : k.stage === 'rank' ? 1 + k.dtypes.length : k.stage === 'merge' || k.stage === 'order' ? 2 + k.dtypes.length : 2 * k.dtypes.length + 1;
   }
 }
 

@@ -70,9 +70,10 @@ function radixKey(k: SortKernel, j: number, types: DialectTypes, v: string): { e
  * position) pairs, key operands last to first, all byte histograms from one read and a pass skipped where one bucket
  * holds every element. The order it writes is sorted at every width, so each later merge finds its two runs already
  * in order and copies them. Without scratch memory it falls back to insertion-sorting runs of the width, which the
- * merges then merge (tests force that with JAXON_TEST_SORT_NO_SCRATCH=1).
+ * merges then merge (tests force that with JAXON_TEST_SORT_NO_SCRATCH=1). `whole`: the 'order' stage, which CPU plans
+ * use instead of rank and merges: its fallback merges the runs itself, between the order and a scratch buffer.
  */
-function cpuRank(k: SortKernel, keys: string[], types: DialectTypes, params: IndexedSpec['params'], inputs: IndexedBuffer[]): IndexedSpec {
+function cpuRank(k: SortKernel, keys: string[], types: DialectTypes, params: IndexedSpec['params'], inputs: IndexedBuffer[], whole: boolean): IndexedSpec {
   const wide = keys.some((_, j) => radixKey(k, j, types, 'x').bits === 64);
   const kt = wide ? 'jx_u64' : 'jx_u32';
   const body: string[] = [
@@ -130,15 +131,64 @@ function cpuRank(k: SortKernel, keys: string[], types: DialectTypes, params: Ind
     '      order[(row + t) * post + c] = (int32_t)j;',
     '    }',
     '  }',
+    // the 'order' stage finishes the line here: the runs merged pairwise between order and scratch
+    ...(whole ? [
+      '  int32_t *jx_from = order, *jx_to = scratch;',
+      '  for (jx_index w = width; w < n; w *= 2) {',
+      ...cMergePass(k, keys, types, 'jx_to', 'jx_from', 'w').map((l) => `    ${l}`),
+      '    int32_t *jx_t = jx_from; jx_from = jx_to; jx_to = jx_t;',
+      '  }',
+      '  if (jx_from != order) for (jx_index t = 0; t < n; t++) order[(row + t) * post + c] = jx_from[(row + t) * post + c];',
+    ] : []),
     '}',
     'free(jx_keys);',
     'free(jx_pos);',
   );
   return {
-    label: `sort of each line into an order, a stable radix sort of (key, position) pairs (${k.numKeys} keys)`,
-    params, buffers: [order('order', true), ...inputs], setup: [],
+    label: `sort of each line into an order, a stable radix sort of (key, position) pairs (${k.numKeys} keys)${whole ? ', merged runs without scratch memory' : ''}`,
+    params, buffers: [order('order', true), ...(whole ? [order('scratch', true)] : []), ...inputs], setup: [],
     loops: [{ count: ['pre', 'post'], workPerElement: 'n', body }],
   };
+}
+
+/**
+ * One pass of the C target's merge: the sorted runs of `width` in `source` merged pairwise into `dest`, each line's
+ * pairs front to back (n steps a pass, where an element-wise binary search costs n log(width) scattered reads). A
+ * pair already in order is copied; ties take the left run's element first (stable). Inside a loop over lines that
+ * sets `c` and `row`.
+ */
+function cMergePass(k: SortKernel, keys: string[], types: DialectTypes, dest: string, source: string, width: string): string[] {
+  const at = (q: string) => `[(row + ${q}) * post + c]`;
+  return [
+    `for (jx_index p = 0; p < n; p += 2 * ${width}) {`,
+    `  const jx_index mid = p + ${width} < n ? p + ${width} : n, e = p + 2 * ${width} < n ? p + 2 * ${width} : n;`,
+    '  jx_index a = p, b = mid, t = p;',
+    '  if (a < mid && b < e) {',
+    `    const jx_index last = ${source}${at('mid - 1')}, first = ${source}${at('mid')};`,
+    ...keyLess(k, keys, types, 'first', 'last', 'inverted').map((l) => `    ${l}`),
+    '    if (!inverted) a = mid, b = e, t = e;',
+    `    if (!inverted && post == 1) memcpy(${dest} + row + p, ${source} + row + p, (size_t)(e - p) * sizeof(int32_t));`,
+    `    else if (!inverted) for (jx_index q = p; q < e; q++) ${dest}${at('q')} = ${source}${at('q')};`,
+    '  }',
+    '  if (a < mid && b < e) {',
+    `    jx_index qa = ${source}${at('a')}, qb = ${source}${at('b')};`,
+    '    for (;;) {',
+    ...keyLess(k, keys, types, 'qb', 'qa', 'lt').map((l) => `      ${l}`),
+    '      if (lt) {',
+    `        ${dest}${at('t++')} = (int32_t)qb;`,
+    '        if (++b == e) break;',
+    `        qb = ${source}${at('b')};`,
+    '      } else {',
+    `        ${dest}${at('t++')} = (int32_t)qa;`,
+    '        if (++a == mid) break;',
+    `        qa = ${source}${at('a')};`,
+    '      }',
+    '    }',
+    '  }',
+    `  while (a < mid) ${dest}${at('t++')} = ${source}${at('a++')};`,
+    `  while (b < e) ${dest}${at('t++')} = ${source}${at('b++')};`,
+    '}',
+  ];
 }
 
 export function sortSpec(k: SortKernel, types: DialectTypes, dialect: Dialect): IndexedSpec {
@@ -181,8 +231,11 @@ export function sortSpec(k: SortKernel, types: DialectTypes, dialect: Dialect): 
           body: [...rank, 'const jx_index to = (row + s + rank) * post + c, from = (row + p) * post + c;', ...inputs.map((_, j) => `out${j}[to] = in${j}[from];`)],
         }],
       };
+    case 'order':
+      if (dialect.target !== 'c') throw new Error(`render/sort: the 'order' stage is the CPU's (lower.ts lowers sorts for a GPU to rank and merge stages)`);
+      return cpuRank(k, keys, types, params, inputs, true);
     case 'rank':
-      if (dialect.target === 'c') return cpuRank(k, keys, types, params, inputs);
+      if (dialect.target === 'c') return cpuRank(k, keys, types, params, inputs, false);
       return {
         label: `sort of runs of the width into an order, each element counting the ones before it (${k.numKeys} keys)`,
         params, buffers: [order('order', true), ...inputs], setup: [],
@@ -190,9 +243,7 @@ export function sortSpec(k: SortKernel, types: DialectTypes, dialect: Dialect): 
       };
     case 'merge':
       if (dialect.target === 'c') {
-        // On a CPU each line merges its pairs front to back: n steps a pass, where an element-wise binary search
-        // costs n log(width) scattered reads. A pair already in order (as every pair after cpuRank) is copied; ties
-        // take the left run's element first (stable).
+        // on a CPU each line merges its pairs front to back (cMergePass)
         return {
           label: `merge of sorted runs of the width in pairs, one sequential merge per pair (${k.numKeys} keys)`,
           params, buffers: [order('order', true), order('source', false), ...inputs], setup: [],
@@ -200,34 +251,7 @@ export function sortSpec(k: SortKernel, types: DialectTypes, dialect: Dialect): 
             count: ['pre', 'post'], workPerElement: 'n',
             body: [
               'const jx_index c = i % post, row = i / post * n;',
-              'for (jx_index p = 0; p < n; p += 2 * width) {',
-              '  const jx_index mid = p + width < n ? p + width : n, e = p + 2 * width < n ? p + 2 * width : n;',
-              '  jx_index a = p, b = mid, t = p;',
-              '  if (a < mid && b < e) {',
-              '    const jx_index last = source[(row + mid - 1) * post + c], first = source[(row + mid) * post + c];',
-              ...keyLess(k, keys, types, 'first', 'last', 'inverted').map((l) => `    ${l}`),
-              '    if (!inverted) a = mid, b = e, t = e;',
-              '    if (!inverted && post == 1) memcpy(order + row + p, source + row + p, (size_t)(e - p) * sizeof(int32_t));',
-              '    else if (!inverted) for (jx_index q = p; q < e; q++) order[(row + q) * post + c] = source[(row + q) * post + c];',
-              '  }',
-              '  if (a < mid && b < e) {',
-              '    jx_index qa = source[(row + a) * post + c], qb = source[(row + b) * post + c];',
-              '    for (;;) {',
-              ...keyLess(k, keys, types, 'qb', 'qa', 'lt').map((l) => `      ${l}`),
-              '      if (lt) {',
-              '        order[(row + t++) * post + c] = (int32_t)qb;',
-              '        if (++b == e) break;',
-              '        qb = source[(row + b) * post + c];',
-              '      } else {',
-              '        order[(row + t++) * post + c] = (int32_t)qa;',
-              '        if (++a == mid) break;',
-              '        qa = source[(row + a) * post + c];',
-              '      }',
-              '    }',
-              '  }',
-              '  while (a < mid) order[(row + t++) * post + c] = source[(row + a++) * post + c];',
-              '  while (b < e) order[(row + t++) * post + c] = source[(row + b++) * post + c];',
-              '}',
+              ...cMergePass(k, keys, types, 'order', 'source', 'width'),
             ],
           }],
         };
