@@ -303,6 +303,7 @@ export const batchingRules: { [P in Primitive]: BatchRule<P> } = {
   ...(fromList(REDUCE_PRIMITIVES, reduceRule) as ReduceRules),
   ...(fromList(CUMULATIVE_PRIMITIVES, cumulativeRule) as CumulativeRules),
   convert_element_type: unaryRule('convert_element_type'),
+  bitcast_convert_type: unaryRule('bitcast_convert_type'),
   select_n: elementwiseRule('select_n', (i) => i === 0),
   clamp: elementwiseRule('clamp', (i) => i !== 1),
   iota: unreachable('iota'),
