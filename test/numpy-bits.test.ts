@@ -187,6 +187,9 @@ test('jit == eager and vmap == a loop', (t) => {
   }
   const widened = compiled(jax.vmap((u: Array) => lax.bitcastConvertType(u, 'float32')))(lax.reshape(input('w_uint8'), [2, 2, 4]));
   assertArray(t, widened, lax.reshape(lax.bitcastConvertType(input('w_uint8'), 'float32'), [2, 2]), { message: 'vmap of a widening bitcast' });
+  // batched along the axis a widening bitcast removes: the batch dimension moves out of its way
+  const columns = compiled(jax.vmap((u: Array) => lax.bitcastConvertType(u, 'float32'), { inAxes: 1 }))(lax.transpose(input('w_uint8'), [1, 0]));
+  assertArray(t, columns, lax.bitcastConvertType(input('w_uint8'), 'float32'), { message: 'vmap over the last axis of a widening bitcast' });
 });
 
 // order 2 on the CPU; the emulated GPU checks first derivatives (each order compiles its own kernels)
