@@ -141,8 +141,10 @@ const VARIADIC_COMPUTATIONS = {
 };
 
 test('reduceWindow with several operands (JAX\'s tuple form): values and jvps against JAX, under jit', (t) => {
-  const cases = casesOf('variadic_window');
-  t.is(cases.length, 3);
+  const all = casesOf('variadic_window');
+  t.is(all.length, 3);
+  // the emulated GPU compiles each window position's slices: there the last case (padding, an argmax-style pair)
+  const cases = onGpu ? all.slice(2) : all;
   const run = (c: VariadicCase, x: Array, k: Array, init1: number) =>
     lax.reduceWindow([x, k], [decodeNumber(c.init[0]), init1], VARIADIC_COMPUTATIONS[c.fn], c.window, c.strides, c.padding, c.base, c.wdil);
   const args = cases.flatMap((c) => [make(c.x), make(c.k), make(c.t), make(c.t2)]);
@@ -162,7 +164,7 @@ test('reduceWindow with several operands (JAX\'s tuple form): values and jvps ag
   });
   if (onGpu) return;
   // eager == jit, vmap == a loop
-  const c = cases[0]!;
+  const c = all[0]!;
   const [x, k] = [make(c.x), make(c.k)];
   const eager = run(c, x, k, c.init[1]);
   check(t, eager[0]!, c.ya, `${c.name}: eager`);

@@ -3,6 +3,7 @@
 // them over lax's shifts, population_count and bitcast_convert_type (signbit
 // reads the float's sign bit, so a NaN's and -0's sign count).
 import type { Array, ArrayLike } from '../core/array.js';
+import { arrayFromValues } from '../core/bind.js';
 import { isFloating, isInteger, isUnsigned } from '../core/dtype.js';
 import * as bits from '../lax/bits.js';
 import * as lax from '../lax/ops.js';
@@ -41,9 +42,12 @@ export function bitwiseCount(x: ArrayLike): Array {
   return lax.convertElementType(bits.populationCount(lax.abs(a)), 'uint8');
 }
 
+/** A JS -0 is a float's zero (its sign is what these functions read): a weak float32 -0, not the int32 0 of other integral numbers. */
+const negativeZero = (x: ArrayLike): ArrayLike => (Object.is(x, -0) ? arrayFromValues([-0], [], 'float32', true) : x);
+
 /** jnp.signbit(x): the sign bit of each float (NaN and -0 included), x < 0 for integers, false for bools. */
 export function signbit(x: ArrayLike): Array {
-  const [a] = promote('jnp.signbit', x) as [Array];
+  const [a] = promote('jnp.signbit', negativeZero(x)) as [Array];
   if (a.dtype === 'bool') return lax.ne(a, a);
   if (!isFloating(a.dtype)) return lax.lt(a, 0);
   if (a.dtype === 'float64') {
@@ -57,7 +61,7 @@ export function signbit(x: ArrayLike): Array {
 /** jnp.copysign(x1, x2): |x1| with the sign bit of x2 (a NaN's too), in the inexact promoted dtype. */
 export function copysign(x1: ArrayLike, x2: ArrayLike): Array {
   const fn = 'jnp.copysign';
-  const [a, b] = ufuncOperands(fn, ...promoteInexact(fn, x1, x2)) as [Array, Array];
+  const [a, b] = ufuncOperands(fn, ...promoteInexact(fn, negativeZero(x1), negativeZero(x2))) as [Array, Array];
   const shape = a.ndim >= b.ndim ? a.shape : b.shape;
   const magnitude = broadcastToShape(lax.abs(a), shape);
   return lax.select(broadcastToShape(signbit(b), shape), lax.neg(magnitude), magnitude);
