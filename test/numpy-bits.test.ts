@@ -193,6 +193,14 @@ test('jit == eager and vmap == a loop', (t) => {
   assertArray(t, columns, lax.bitcastConvertType(input('w_uint8'), 'float32'), { message: 'vmap over the last axis of a widening bitcast' });
 });
 
+test('bitcasts and integer bit operations have zero derivatives, as JAX (defjvp_zero)', (t) => {
+  const x = jnp.array([1.5, -2]);
+  const roundTrip = (v: Array) => jnp.sum(lax.bitcastConvertType(lax.bitcastConvertType(v, 'int32'), 'float32'));
+  assertArray(t, jax.grad(roundTrip)(x) as Array, { shape: [2], dtype: 'float32', values: [0, 0] }, { message: 'grad through int32 bits' });
+  const viaShift = (v: Array) => jnp.sum(lax.convertElementType(lax.shiftLeft(lax.bitcastConvertType(v, 'int32'), 1), 'float32'));
+  assertArray(t, jax.grad(viaShift)(x) as Array, { shape: [2], dtype: 'float32', values: [0, 0] }, { message: 'grad through a shift' });
+});
+
 // order 2 on the CPU; the emulated GPU checks first derivatives (each order compiles its own kernels)
 const ORDER = { order: onEmulatedGpu ? 1 : 2 };
 
