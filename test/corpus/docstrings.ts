@@ -115,7 +115,12 @@ export const snippets: Snippet[] = [
     expectArray(t, jnp.tile(int32([[1, 2], [3, 4]]), [2, 1]), [[1, 2], [3, 4], [1, 2], [3, 4]], { dtype: 'int32' });
   }),
 
-  todo('jax.lax.tile docstring', 'lax.tile([[1, 2], [3, 4]], (2, 3)) tiles to a 4x6 array: lax.tile is missing (JAX 0.10.2 has it as a primitive, tile_p, not as jnp.tile)'),
+  snippet('jax.lax.tile docstring', 'lax.tile([[1, 2], [3, 4]], (2, 3)) tiles to a 4x6 array; lax.tile([1, 2, 3], (2,)) is [1 2 3 1 2 3]; lax.tile([[1], [2]], (1, 3)) is [[1 1 1] [2 2 2]]', (t) => {
+    expectArray(t, lax.tile(int32([[1, 2], [3, 4]]), [2, 3]), [[1, 2, 1, 2, 1, 2], [3, 4, 3, 4, 3, 4], [1, 2, 1, 2, 1, 2], [3, 4, 3, 4, 3, 4]], { dtype: 'int32' });
+    expectArray(t, lax.tile(int32([1, 2, 3]), [2]), [1, 2, 3, 1, 2, 3], { dtype: 'int32' });
+    expectArray(t, lax.tile(int32([[1], [2]]), [1, 3]), [[1, 1, 1], [2, 2, 2]], { dtype: 'int32' });
+    t.throws(() => lax.tile(int32([[1, 2], [3, 4]]), [2]), { message: /reps length must be equal to the ndim of x, got len\(reps\)=1 and x.ndim=2/ });
+  }),
 
   snippet('jax.numpy.clip docstring', 'jnp.clip(arr, 2, 5)', (t) => {
     const arr = int32([0, 1, 2, 3, 4, 5, 6, 7]);
