@@ -102,6 +102,9 @@ const UNARY: [string, (x: Array) => Array, number, number, DType?][] = [
   ['reducePrecision', (x) => lax.reducePrecision(x, 5, 10), -3, 3], ['copy', lax.copy, -3, 3], ['stopGradient', lax.stopGradient, -3, 3],
   ['convertElementType', (x) => lax.convertElementType(x, 'int32'), -9, 9],
   ['bitwiseNot int32', lax.bitwiseNot, -50, 50, 'int32'], ['abs int32', lax.abs, -50, 50, 'int32'],
+  ['populationCount int16', lax.populationCount, -300, 300, 'int16'], ['clz uint8', lax.clz, 0, 255, 'uint8'],
+  ['bitcastConvertType float32 to int32', (x) => lax.bitcastConvertType(x, 'int32'), -3, 3],
+  ['bitcastConvertType float32 to uint8 (a trailing axis)', (x) => lax.bitcastConvertType(x, 'uint8'), -3, 3],
 ];
 
 test('unary primitives: vmap equals the loop', (t) => {
@@ -121,6 +124,8 @@ const BINARY: [string, (x: Array, y: Array) => Array, number, number, DType?][] 
   ['add int32', lax.add, -50, 50, 'int32'], ['mul int32', lax.mul, -50, 50, 'int32'], ['rem int32', lax.rem, 1, 20, 'int32'],
   ['and int32', lax.bitwiseAnd, -50, 50, 'int32'], ['or int32', lax.bitwiseOr, -50, 50, 'int32'], ['xor int32', lax.bitwiseXor, -50, 50, 'int32'],
   ['max int32', lax.max, -50, 50, 'int32'],
+  ['shiftLeft int32', lax.shiftLeft, -40, 40, 'int32'], ['shiftRightLogical int8', lax.shiftRightLogical, -10, 10, 'int8'],
+  ['shiftRightArithmetic int16', lax.shiftRightArithmetic, -20, 20, 'int16'],
 ];
 
 test('binary primitives: both batched, one batched, batch dims that differ', (t) => {

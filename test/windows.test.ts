@@ -22,7 +22,11 @@ interface AvgCase { kind: 'avg_pool'; name: string; x: Spec; y: Spec; ct: Spec; 
 interface CumCase { kind: 'cumulative'; name: string; fn: 'cummax' | 'cummin' | 'cumsum' | 'cumprod' | 'cumlogsumexp'; axis: number; reverse: boolean; x: Spec; y: Spec; t: Spec; jvp: Spec; ct: Spec; vjp: Spec }
 interface AssocAdd { kind: 'assoc_add'; name: string; x: Spec; y: Spec }
 interface AssocLinear { kind: 'assoc_linear'; name: string; axis: number; reverse: boolean; a: Spec; b: Spec; ya: Spec; yb: Spec; ct: Spec; ga: Spec; gb: Spec }
-type Case = WindowCase | AvgCase | CumCase | AssocAdd | AssocLinear;
+interface VariadicCase {
+  kind: 'variadic_window'; name: string; fn: 'sum_and_max' | 'value_index_max'; init: [EncodedNumber, number]; window: number[]; strides: number[];
+  padding: [number, number][]; base: number[] | null; wdil: number[] | null; x: Spec; k: Spec; ya: Spec; yb: Spec; t: Spec; t2: Spec; jvpa: Spec; jvpb: Spec;
+}
+type Case = WindowCase | AvgCase | CumCase | AssocAdd | AssocLinear | VariadicCase;
 const fixture = loadFixture<{ cases: Case[] }>('windows.json');
 const casesOf = <K extends Case['kind']>(kind: K) => fixture.cases.filter((c): c is Extract<Case, { kind: K }> => c.kind === kind);
 
@@ -126,6 +130,63 @@ test('reduceWindow: check_grads to order 2 (sum with dilations and pads; max awa
   if (onGpu) return t.pass();
   checkGrads(t, jax.jit((v: Array) => lax.reduceWindow(v, 0, lax.add, [2, 2], [1, 2], [[1, 0], [0, 1]], [1, 2], [2, 1])) as Fn, [x], { order: 2 });
   checkGrads(t, jax.jit((v: Array) => lax.reduceWindow(v, -Infinity, lax.max, [2, 2], [1, 1], 'SAME')) as Fn, [x], { order: 2 });
+});
+
+const VARIADIC_COMPUTATIONS = {
+  sum_and_max: ([a0, a1]: Array[], [b0, b1]: Array[]) => [lax.add(a0!, b0!), lax.max(a1!, b1!)],
+  value_index_max: ([a0, a1]: Array[], [b0, b1]: Array[]) => {
+    const take = lax.gt(b0!, a0!);
+    return [lax.select(take, b0!, a0!), lax.select(take, b1!, a1!)];
+  },
+};
+
+test('reduceWindow with several operands (JAX\'s tuple form): values and jvps against JAX, under jit', (t) => {
+  const all = casesOf('variadic_window');
+  t.is(all.length, 3);
+  // the emulated GPU compiles each window position's slices: there the last case (padding, an argmax-style pair)
+  const cases = onGpu ? all.slice(2) : all;
+  const run = (c: VariadicCase, x: Array, k: Array, init1: number) =>
+    lax.reduceWindow([x, k], [decodeNumber(c.init[0]), init1], VARIADIC_COMPUTATIONS[c.fn], c.window, c.strides, c.padding, c.base, c.wdil);
+  const args = cases.flatMap((c) => [make(c.x), make(c.k), make(c.t), make(c.t2)]);
+  const outs = jax.jit((...a: Array[]) =>
+    cases.flatMap((c, i) => {
+      const [x, k, tx, tk] = a.slice(4 * i, 4 * i + 4) as [Array, Array, Array, Array];
+      const [ya, yb] = run(c, x, k, c.init[1]);
+      const kf = lax.convertElementType(k, 'float32');
+      const [, tangents] = jax.jvp((u: Array, v: Array) => run(c, u, v, c.init[1]), [x, kf], [tx, tk]) as [Array[], Array[]];
+      return [ya!, yb!, tangents[0]!, tangents[1]!];
+    }))(...args) as Array[];
+  cases.forEach((c, i) => {
+    check(t, outs[4 * i]!, c.ya, `${c.name}: first output`);
+    check(t, outs[4 * i + 1]!, c.yb, `${c.name}: second output`, 0);
+    check(t, outs[4 * i + 2]!, c.jvpa, `${c.name}: jvp of the first output`);
+    check(t, outs[4 * i + 3]!, c.jvpb, `${c.name}: jvp of the second output`);
+  });
+  if (onGpu) return;
+  // eager == jit, vmap == a loop
+  const c = all[0]!;
+  const [x, k] = [make(c.x), make(c.k)];
+  const eager = run(c, x, k, c.init[1]);
+  check(t, eager[0]!, c.ya, `${c.name}: eager`);
+  check(t, eager[1]!, c.yb, `${c.name}: eager`, 0);
+  const batched = jax.vmap((u: Array, v: Array) => lax.reduceWindow([u, v], [0, -100], VARIADIC_COMPUTATIONS.sum_and_max, [2], [1], [[1, 0]]))(x, k) as Array[];
+  for (let r = 0; r < 5; r++) {
+    const row = lax.reduceWindow([x.index(r), k.index(r)], [0, -100], VARIADIC_COMPUTATIONS.sum_and_max, [2], [1], [[1, 0]]);
+    t.deepEqual([...batched[0]!.index(r).dataSync()], [...row[0]!.dataSync()], `vmap row ${r}`);
+    t.deepEqual([...batched[1]!.index(r).dataSync()], [...row[1]!.dataSync()], `vmap row ${r}`);
+  }
+  checkGrads(t, ((u: Array, v: Array) => lax.reduceWindow([u, v], [0, 0], ([a0, a1]: Array[], [b0, b1]: Array[]) => [lax.add(lax.mul(a0!, b1!), b0!), lax.add(a1!, b1!)], [2, 2], [1, 1], 'SAME')) as Fn, [x, lax.convertElementType(k, 'float32')], { order: 2 });
+});
+
+test('reduceWindow with several operands: bad input names the function, the argument and the values', (t) => {
+  const x = jnp.ones([3, 4]);
+  const k = jnp.ones([3, 4], { dtype: 'int32' });
+  const f = VARIADIC_COMPUTATIONS.sum_and_max;
+  assertThrowsMentioning(t, () => lax.reduceWindow([x, jnp.ones([4, 3])], [0, 0], f, [2, 2]), 'lax.reduceWindow', 'one shape', '[3,4]', '[4,3]');
+  assertThrowsMentioning(t, () => lax.reduceWindow([x, k], [0], f, [2, 2]), 'lax.reduceWindow', 'initValue', 'one scalar per operand (2)');
+  assertThrowsMentioning(t, () => lax.reduceWindow([x, k], [0, jnp.zeros([])], f, [2, 2]), 'initValue[1]', 'float32', 'int32');
+  assertThrowsMentioning(t, () => lax.reduceWindow([x, k], [0, 0], 'add' as never, [2, 2]), 'lax.reduceWindow', 'computation', 'function');
+  assertThrowsMentioning(t, () => lax.reduceWindow([x, k], [0, 0], ([a]: Array[]) => [a!], [2, 2]), 'lax.reduceWindow', 'must return 2 arrays', 'float32, int32');
 });
 
 test('reduceWindow: bad input names the function, the argument and the values', (t) => {

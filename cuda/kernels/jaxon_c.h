@@ -38,6 +38,9 @@ JX_FN jx_u32 JX_F2U(float f) { jx_u32 u; memcpy(&u, &f, 4); return u; }
 JX_FN float JX_U2F(jx_u32 u) { float f; memcpy(&f, &u, 4); return f; }
 JX_FN jx_u64 JX_D2U(double d) { jx_u64 u; memcpy(&u, &d, 8); return u; }
 JX_FN double JX_U2D(jx_u64 u) { double d; memcpy(&d, &u, 8); return d; }
+/* population_count and clz of 32 bits (clz of 0 is 32, as CUDA's __clz) */
+#define JX_POPC(x) __builtin_popcount((jx_u32)(x))
+#define JX_CLZ(x) ((jx_u32)(x) ? __builtin_clz((jx_u32)(x)) : 32)
 /* 1 when a test asks sorts to run without scratch memory, as when malloc fails (render/sort.ts) */
 JX_FN int jx_sort_scratch_refused(void) { const char *e = getenv("JAXON_TEST_SORT_NO_SCRATCH"); return e && e[0] == '1'; }
 /* sort keys (render/sort.ts): unsigned, ascending as JAX's float order; -0 as 0, every NaN above +inf */

@@ -30,6 +30,8 @@ typedef unsigned long long jx_u64;
 #define JX_U2F(x) __uint_as_float(x)
 #define JX_D2U(x) ((jx_u64)__double_as_longlong(x))
 #define JX_U2D(x) __longlong_as_double((jx_i64)(x))
+#define JX_POPC(x) __popc((jx_u32)(x))
+#define JX_CLZ(x) __clz((jx_i32)(jx_u32)(x))
 #define JX_FMUL(a, b) __fmul_rn(a, b)
 #define JX_FDIV(a, b) __fdiv_rn(a, b)
 #define JX_DMUL(a, b) __dmul_rn(a, b)

@@ -616,6 +616,11 @@ const RULES: { [P in Primitive]: Rule<P> } = {
   copy: same,
   select_n: (c, [which, ...cases], _, ctx) => [selectN(c, which!, cases, ctx.outAvals[0]!.dtype)],
   clamp: ew('clamp'),
+  bitcast_convert_type: (c, [x], { newDtype }, ctx) => {
+    if (x!.dtype === newDtype) return [x!];
+    const out = ctx.outAvals[0]!;
+    return [sameShape(out.shape, x!.shape) ? elementwise(c, 'bitcast', [x!], newDtype) : c.emit(readAll([x!], x!.bytes), [x!], out.shape, newDtype)];
+  },
   convert_element_type: (c, [x], { newDtype }) => [x!.dtype === newDtype ? x! : elementwise(c, 'convert', [x!], newDtype)],
   iota: (c, _, { dtype, shape, dimension }) => [iota(c, shape, dimension, dtype)],
   broadcast_in_dim: (c, [x], { shape, broadcastDimensions }) => [broadcastInDim(c, x!, shape, broadcastDimensions)],

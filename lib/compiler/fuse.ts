@@ -23,7 +23,7 @@
 // (transcendental, division) that would be computed twice, or once per
 // element of a broadcast, is materialized and fusion runs again. The one
 // recompute allowed is a second pass re-evaluating its own prologue's values.
-import { type DType, isHalf } from '../core/dtype.js';
+import { type DType, isHalf, itemsize } from '../core/dtype.js';
 import {
   type MemoryKind, type Primitive, type PrimitiveParams, type ShapedArray,
 } from '../core/primitives.js';
@@ -411,6 +411,8 @@ class Fusion {
   }
 
   classify(e: JaxprEqn): EqnClass {
+    // a bitcast that changes the width reads several elements per output element (or one per several): its own kernel
+    if (e.primitive === 'bitcast_convert_type' && itemsize(e.inputs[0]!.aval.dtype) !== itemsize(e.outVars[0]!.aval.dtype)) return 'opaque';
     if (ELEMENTWISE.has(e.primitive)) return 'elementwise';
     if (e.primitive === 'reshape' || e.primitive === 'squeeze') {
       return unitAxes(e.outVars[0]!.aval.shape, e.inputs[0]!.aval.shape) ? 'elementwise' : 'alias';

@@ -23,7 +23,13 @@ export type Expr =
   | { op: 'compare'; name: ComparePrimitive; x: Expr; y: Expr; dtype: 'bool' }
   | { op: 'select'; predicate: Expr; cases: Expr[]; dtype: DType }
   | { op: 'clamp'; lo: Expr; x: Expr; hi: Expr; dtype: DType }
-  | { op: 'convert'; x: Expr; dtype: DType };
+  | { op: 'convert'; x: Expr; dtype: DType }
+  /**
+   * Bits read as `dtype` (lax.bitcast_convert_type): one part of the same width; or one wider part of which `lane`
+   * (an integer expr) picks the narrower piece, least significant first; or several narrower parts, least
+   * significant first, joined.
+   */
+  | { op: 'bitcast'; parts: Expr[]; lane?: Expr; dtype: DType };
 
 /**
  * Whether plan.ts (inPlaceSafe) may write an elementwise output over an input of this access (contiguous, or one
@@ -371,6 +377,7 @@ function exprName(e: Expr): string {
     case 'select': return 'select';
     case 'clamp': return 'clamp';
     case 'convert': return `to_${dtypeCode(e.dtype)}`;
+    case 'bitcast': return `as_${dtypeCode(e.dtype)}`;
   }
 }
 
@@ -440,6 +447,7 @@ export function resultOnlyNodes(exprs: readonly Expr[], result: number): Expr[] 
       case 'literal': only = true; break;
       case 'iota': only = false; break;
       case 'unary': case 'convert': only = visit(e.x); break;
+      case 'bitcast': only = [...e.parts.map(visit), ...(e.lane ? [visit(e.lane)] : [])].every(Boolean); break;
       case 'binary': case 'compare': only = [visit(e.x), visit(e.y)].every(Boolean); break;
       case 'select': only = [visit(e.predicate), ...e.cases.map(visit)].every(Boolean); break;
       case 'clamp': only = [visit(e.lo), visit(e.x), visit(e.hi)].every(Boolean); break;

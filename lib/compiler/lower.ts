@@ -3,7 +3,7 @@
 // lives in the parameters, so the kernels themselves are shape-generic and
 // cached by their IR alone. Layout-only primitives (reshape, squeeze) alias
 // their input and launch nothing.
-import { type DType, isFloating, isUnsigned, integerRange } from '../core/dtype.js';
+import { type DType, isFloating, isUnsigned, integerRange, itemsize } from '../core/dtype.js';
 import {
   type Primitive, type PrimitiveParams, type ShapedArray, CUSTOM_VJP_JVP_ERROR,
 } from '../core/primitives.js';
@@ -191,8 +191,34 @@ const elementwiseRules = Object.fromEntries(ELEMENTWISE_PRIMITIVES.map((p) => [p
   [P in ElementwisePrimitive]: LowerRule<unknown>;
 };
 
+/**
+ * bitcast_convert_type: elementwise between dtypes of one width; a width change reads each output element's parts
+ * through strided views of the operand (to a narrower dtype: the element again for each of `ratio` lanes, the lane
+ * an iota; to a wider one: `ratio` views stepping by `ratio`).
+ */
+const bitcastRule: LowerRule<PrimitiveParams['bitcast_convert_type']> = (ins, outs, params) => {
+  const [x, out] = [ins[0]!, outs[0]!];
+  const [from, to] = [x.dtype, out.dtype];
+  const [inBytes, outBytes] = [itemsize(from), itemsize(to)];
+  if (inBytes === outBytes) return elementwisePrimitive('bitcast_convert_type', ins, out, params);
+  const n = sizeOf(out.shape);
+  const part = (index: number): Expr => ({ op: 'input', index, dtype: from });
+  if (inBytes > outBytes) {
+    const ratio = inBytes / outBytes;
+    const lane: Expr = { op: 'iota', axis: 1, dtype: 'int32' };
+    return elementwiseLaunch([{ dtype: from, access: 'strided' }], [{ dtype: to, expr: { op: 'bitcast', parts: [part(0)], lane, dtype: to } }], n, [n / ratio, ratio], [[0, 1, 0]]);
+  }
+  const ratio = outBytes / inBytes;
+  const parts = globalThis.Array.from({ length: ratio }, (_, k) => part(k));
+  const plan = elementwiseLaunch(parts.map(() => ({ dtype: from, access: 'strided' as const })), [{ dtype: to, expr: { op: 'bitcast', parts, dtype: to } }], n, [n], parts.map((_, k) => [k, ratio]));
+  // every view reads the one operand
+  plan.launches[0]!.buffers = [output(0), ...parts.map(() => input(0))];
+  return plan;
+};
+
 export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   ...elementwiseRules,
+  bitcast_convert_type: bitcastRule,
   iota: (_ins, outs, { dimension }) => {
     const out = outs[0]!;
     const expr: Expr = { op: 'iota', axis: dimension, dtype: out.dtype };

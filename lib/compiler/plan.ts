@@ -375,6 +375,7 @@ function exprReadsInput(expr: Expr, index: number): boolean {
       case 'input': return e.index === index;
       case 'literal': case 'iota': return false;
       case 'unary': case 'convert': return walk(e.x);
+      case 'bitcast': return e.parts.some(walk) || (e.lane !== undefined && walk(e.lane));
       case 'binary': case 'compare': return walk(e.x) || walk(e.y);
       case 'select': return walk(e.predicate) || e.cases.some(walk);
       case 'clamp': return walk(e.lo) || walk(e.x) || walk(e.hi);

@@ -10,7 +10,7 @@ import {
 } from '../core/primitives.js';
 import type { Expr } from './kernel-ir.js';
 
-export type ElementwisePrimitive = UnaryPrimitive | BinaryPrimitive | ComparePrimitive | 'select_n' | 'clamp' | 'convert_element_type';
+export type ElementwisePrimitive = UnaryPrimitive | BinaryPrimitive | ComparePrimitive | 'select_n' | 'clamp' | 'convert_element_type' | 'bitcast_convert_type';
 
 type Rule<P extends ElementwisePrimitive> = (args: Expr[], params: PrimitiveParams[P], out: DType) => Expr;
 
@@ -37,6 +37,8 @@ const RULES = {
   select_n: (args, _p, out) => ({ op: 'select', predicate: args[0]!, cases: args.slice(1), dtype: out }),
   clamp: (args, _p, out) => ({ op: 'clamp', lo: args[0]!, x: args[1]!, hi: args[2]!, dtype: out }),
   convert_element_type: (args, _p, out) => ({ op: 'convert', x: args[0]!, dtype: out }),
+  // same width here; lower.ts reads the parts of a width change through strided views
+  bitcast_convert_type: (args, _p, out) => ({ op: 'bitcast', parts: [args[0]!], dtype: out }),
 } satisfies { [P in ElementwisePrimitive]: Rule<P> };
 
 /** Every elementwise primitive. */

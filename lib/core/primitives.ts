@@ -2,7 +2,7 @@
 // names), its parameters, and its abstract evaluation rule (output avals from
 // input avals). Transform and lowering rules live in their own layers, each
 // typed `{ [P in Primitive]: Rule<P> }` so a missing rule fails to compile.
-import { type DType, isDType, isFloating, isInteger } from './dtype.js';
+import { type DType, isDType, isFloating, isInteger, itemsize } from './dtype.js';
 import { ValueError, show } from './errors.js';
 import type { MatmulPrecision } from './config.js';
 import { type Shape, shapesEqual, sizeOf } from './shape.js';
@@ -33,9 +33,12 @@ export type Empty = Record<string, never>;
 export const UNARY_PRIMITIVES = [
   'neg', 'sign', 'floor', 'ceil', 'round', 'is_finite', 'exp', 'exp2', 'log', 'expm1', 'log1p', 'tanh', 'logistic',
   'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'asinh', 'acosh', 'atanh', 'sqrt', 'rsqrt', 'cbrt',
-  'abs', 'not', 'erf', 'square', 'integer_pow', 'reduce_precision', 'copy',
+  'abs', 'not', 'erf', 'square', 'integer_pow', 'reduce_precision', 'copy', 'population_count', 'clz',
 ] as const;
-export const BINARY_PRIMITIVES = ['add', 'sub', 'mul', 'div', 'rem', 'pow', 'max', 'min', 'atan2', 'and', 'or', 'xor', 'nextafter'] as const;
+export const BINARY_PRIMITIVES = [
+  'add', 'sub', 'mul', 'div', 'rem', 'pow', 'max', 'min', 'atan2', 'and', 'or', 'xor', 'nextafter',
+  'shift_left', 'shift_right_logical', 'shift_right_arithmetic',
+] as const;
 export const COMPARE_PRIMITIVES = ['eq', 'ne', 'lt', 'le', 'gt', 'ge'] as const;
 export const REDUCE_PRIMITIVES = ['reduce_sum', 'reduce_prod', 'reduce_max', 'reduce_min', 'reduce_and', 'reduce_or'] as const;
 export const CUMULATIVE_PRIMITIVES = ['cumsum', 'cumprod', 'cummax', 'cummin'] as const;
@@ -135,6 +138,7 @@ type UnaryParams = { [P in Exclude<UnaryPrimitive, 'round' | 'integer_pow' | 're
 export interface PrimitiveParams extends UnaryParams {
   add: Empty; sub: Empty; mul: Empty; div: Empty; rem: Empty; pow: Empty; max: Empty; min: Empty; atan2: Empty;
   and: Empty; or: Empty; xor: Empty; nextafter: Empty;
+  shift_left: Empty; shift_right_logical: Empty; shift_right_arithmetic: Empty;
   eq: Empty; ne: Empty; lt: Empty; le: Empty; gt: Empty; ge: Empty;
   round: { roundingMethod: 'away_from_zero' | 'to_nearest_even' };
   integer_pow: { y: number };
@@ -142,6 +146,8 @@ export interface PrimitiveParams extends UnaryParams {
   select_n: Empty;
   clamp: Empty;
   convert_element_type: { newDtype: DType; weakType: boolean };
+  /** lax.bitcast_convert_type: the bits read as newDtype; a narrower one adds a trailing axis of the width ratio, a wider one removes it. */
+  bitcast_convert_type: { newDtype: DType };
   iota: { dtype: DType; shape: number[]; dimension: number };
   broadcast_in_dim: { shape: number[]; broadcastDimensions: number[] };
   reshape: { newSizes: number[] };
@@ -371,6 +377,7 @@ function sameShapes(prim: string, avals: ShapedArray[]): void {
 const JNP_PROMOTING: Record<string, string> = {
   add: 'add', sub: 'subtract', mul: 'multiply', div: 'divide', rem: 'remainder', pow: 'power', max: 'maximum', min: 'minimum',
   atan2: 'arctan2', and: 'bitwise_and', or: 'bitwise_or', xor: 'bitwise_xor', nextafter: 'nextafter', eq: 'equal',
+  shift_left: 'left_shift', shift_right_logical: 'right_shift', shift_right_arithmetic: 'right_shift',
   ne: 'not_equal', lt: 'less', le: 'less_equal', gt: 'greater', ge: 'greater_equal', concatenate: 'concatenate',
 };
 
@@ -385,10 +392,15 @@ function sameDtypes(prim: string, avals: ShapedArray[]): void {
 // dtype classes from the one table of traits (core/traits.ts)
 const FLOAT_ONLY = primitivesWith('floatOnly');
 const INT_OR_BOOL_ONLY = primitivesWith('intOrBoolOnly');
+const INT_ONLY = primitivesWith('intOnly');
 
 function checkDtypeClass(prim: string, dtype: DType): void {
   if (FLOAT_ONLY.has(prim) && !isFloating(dtype)) fail(prim, `requires a floating-point operand, got ${dtype}`);
   if (INT_OR_BOOL_ONLY.has(prim) && isFloating(dtype)) fail(prim, `requires an integer or boolean operand, got ${dtype}`);
+  // JAX's dtype check on integer-only ops (shifts, population_count, clz) is a TypeError
+  if (INT_ONLY.has(prim) && !isInteger(dtype)) {
+    throw new TypeError(`lax.${prim} does not accept dtype ${dtype}. Accepted dtypes are subtypes of integer.`);
+  }
   if ((prim === 'neg' || prim === 'sign' || prim === 'abs') && dtype === 'bool') fail(prim, `does not accept bool`);
   if ((prim === 'add' || prim === 'sub' || prim === 'mul' || prim === 'div' || prim === 'rem' || prim === 'pow') && dtype === 'bool') {
     fail(prim, `does not accept bool operands`);
@@ -573,6 +585,8 @@ const shapeAndDtypeRules: AbstractEvalTable = {
   add: binary('add', false), sub: binary('sub', false), mul: binary('mul', false), div: binary('div', false),
   rem: binary('rem', false), pow: binary('pow', false), max: binary('max', false), min: binary('min', false),
   atan2: binary('atan2', false), and: binary('and', false), or: binary('or', false), xor: binary('xor', false),
+  shift_left: binary('shift_left', false), shift_right_logical: binary('shift_right_logical', false),
+  shift_right_arithmetic: binary('shift_right_arithmetic', false),
   nextafter: binary('nextafter', false),
   eq: binary('eq', true), ne: binary('ne', true), lt: binary('lt', true), le: binary('le', true),
   gt: binary('gt', true), ge: binary('ge', true),
@@ -607,6 +621,22 @@ const shapeAndDtypeRules: AbstractEvalTable = {
     arity('convert_element_type', avals, 1);
     if (!isDType(newDtype)) fail('convert_element_type', `unknown dtype ${show(newDtype)}`);
     return [aval(avals[0]!.shape, newDtype, weakType)];
+  },
+  bitcast_convert_type: (avals, { newDtype }) => {
+    arity('bitcast_convert_type', avals, 1);
+    const x = avals[0]!;
+    if (!isDType(newDtype)) fail('bitcast_convert_type', `unknown dtype ${show(newDtype)}`);
+    if ((x.dtype === 'bool' || newDtype === 'bool') && x.dtype !== newDtype) {
+      throw new TypeError(`lax.bitcast_convert_type does not support bool values unless the operand and destination types match. Got operand dtype=${x.dtype}, new_dtype=${newDtype}.`);
+    }
+    const [inBytes, outBytes] = [itemsize(x.dtype), itemsize(newDtype)];
+    // JAX's shape rule: a narrower dtype adds a trailing axis of the width ratio, a wider one removes it
+    if (inBytes === outBytes) return [aval(x.shape, newDtype)];
+    if (inBytes > outBytes) return [aval([...x.shape, inBytes / outBytes], newDtype)];
+    if (x.shape[x.shape.length - 1] !== outBytes / inBytes) {
+      fail('bitcast_convert_type', `converting ${x.dtype} to ${newDtype} needs a last axis of size ${outBytes / inBytes}, got shape ${show(x.shape)}`);
+    }
+    return [aval(x.shape.slice(0, -1), newDtype)];
   },
   iota: (avals, { dtype, shape, dimension }) => {
     arity('iota', avals, 0);

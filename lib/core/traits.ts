@@ -11,6 +11,8 @@ export interface PrimitiveTraits {
   floatOnly?: boolean;
   /** Operands must be integers or booleans (bitwise ops). */
   intOrBoolOnly?: boolean;
+  /** Operands must be integers, not booleans (shifts, population_count, clz): a TypeError otherwise, as JAX's dtype check. */
+  intOnly?: boolean;
   /** XLA's HloCostAnalysis counts one transcendental per element (the cost model matches JAX's costAnalysis). */
   xlaTranscendental?: boolean;
   /** XLA's IsExpensive: fusion materializes its result rather than evaluating it twice. */
@@ -35,6 +37,7 @@ const math = (mathFunction: string): PrimitiveTraits => ({ floatOnly: true, xlaT
 const mathOther = (mathFunction: string): PrimitiveTraits => ({ floatOnly: true, expensive: true, libmCall: true, mathFunction });
 const bitwise: PrimitiveTraits = { intOrBoolOnly: true };
 const exact: PrimitiveTraits = { exactInHalf: true };
+const integerOnly: PrimitiveTraits = { intOnly: true };
 
 export const TRAITS: { readonly [P in Primitive]: PrimitiveTraits } = {
   // unary
@@ -46,15 +49,16 @@ export const TRAITS: { readonly [P in Primitive]: PrimitiveTraits } = {
   acosh: mathOther('acosh'), atanh: mathOther('atanh'),
   sqrt: { floatOnly: true, xlaTranscendental: true, expensive: true }, rsqrt: { floatOnly: true, xlaTranscendental: true, expensive: true },
   cbrt: math('cbrt'), erf: math('erf'), abs: exact, not: bitwise, integer_pow: none, reduce_precision: { floatOnly: true }, copy: exact,
-  square: none,
+  square: none, population_count: integerOnly, clz: integerOnly,
   // binary
   add: none, sub: none, mul: none, div: { expensive: true }, rem: { expensive: true, libmCall: true },
   pow: { xlaTranscendental: true, expensive: true, libmCall: true, mathFunction: 'pow' }, max: exact, min: exact,
   atan2: { floatOnly: true, xlaTranscendental: true, expensive: true, libmCall: true, mathFunction: 'atan2' }, and: bitwise,
   or: bitwise, xor: bitwise, nextafter: { floatOnly: true, libmCall: true },
+  shift_left: integerOnly, shift_right_logical: integerOnly, shift_right_arithmetic: integerOnly,
   eq: none, ne: none, lt: none, le: none, gt: none, ge: none,
   // the rest: no elementwise traits
-  select_n: exact, clamp: exact, convert_element_type: none, iota: none, broadcast_in_dim: none, reshape: none,
+  select_n: exact, clamp: exact, convert_element_type: none, bitcast_convert_type: exact, iota: none, broadcast_in_dim: none, reshape: none,
   transpose: none, squeeze: none, rev: none, slice: none, pad: none, concatenate: none, dynamic_slice: none,
   dynamic_update_slice: none, gather: none, scatter: none, scatter_add: none, scatter_mul: none, scatter_min: none,
   scatter_max: none, reduce_sum: none, reduce_prod: none, reduce_max: none, reduce_min: none, reduce_and: none,

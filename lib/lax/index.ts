@@ -3,6 +3,7 @@ import { disposeIntermediates } from '../core/memory.js';
 import * as linalgNamespace from './linalg.js';
 
 export * from './ops.js';
+export * from './bits.js';
 export * from './control-flow.js';
 export * from './sort.js';
 export * from './convolution.js';

@@ -190,6 +190,24 @@ export function expandDims(x: ArrayLike, dimensions: number[]): Array {
   return reshape(xa, shape);
 }
 
+/**
+ * lax.tile(operand, reps): the operand repeated reps[i] times along axis i (one count per axis). JAX 0.10.2 binds a
+ * tile primitive; here it is the broadcast to [r0, s0, r1, s1, ...] and the reshape that merges each pair (jnp.tile's
+ * form), with the same values and derivatives.
+ */
+export function tile(operand: ArrayLike, reps: number[]): Array {
+  const fn = 'lax.tile';
+  const x = toArray(fn, operand, 'operand');
+  if (!globalThis.Array.isArray(reps) || !reps.every((r) => Number.isInteger(r) && r >= 0)) {
+    throw new TypeError(`${fn}: reps must be non-negative integers, got ${show(reps)}`);
+  }
+  if (reps.length !== x.ndim) throw new TypeError(`${fn}: reps length must be equal to the ndim of x, got len(reps)=${reps.length} and x.ndim=${x.ndim}`);
+  if (reps.every((r) => r === 1)) return x;
+  const interleaved = x.shape.flatMap((s, i) => [reps[i]!, s]);
+  const tiled = broadcastInDim(x, interleaved, x.shape.map((_, i) => 2 * i + 1));
+  return reshape(tiled, x.shape.map((s, i) => s * reps[i]!));
+}
+
 export function rev(x: ArrayLike, dimensions: number[]): Array {
   const xa = toArray('lax.rev', x);
   if (dimensions.length === 0) return xa;

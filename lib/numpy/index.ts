@@ -17,6 +17,7 @@ import * as statistics from './statistics.js';
 
 export * from './creation.js';
 export * from './elementwise.js';
+export * from './bits.js';
 export * from './manipulation.js';
 export * from './reductions.js';
 export * from './linalg.js';

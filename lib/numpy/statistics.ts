@@ -28,8 +28,11 @@ function constant(value: number, like: Array): Array {
   return lax.broadcastInDim(lax.convertElementType(value, like.dtype), [...like.shape], []);
 }
 
-/** JAX's _quantile (without weights): `a` already inexact, `q` a float array of rank 0 or 1. */
-function quantileOf(fn: string, a0: Array, q: Array, axisOption: unknown, method: string, keepdims: boolean): Array {
+/**
+ * JAX's _quantile (without weights): `a` already inexact, `q` a float array of rank 0 or 1. With `squashNans`
+ * (nanquantile) NaNs sort last and each slice interpolates among its non-NaN count; else a slice with a NaN is NaN.
+ */
+function quantileOf(fn: string, a0: Array, q: Array, axisOption: unknown, method: string, keepdims: boolean, squashNans = false): Array {
   if (!METHODS.includes(method)) throw new ValueError(`${fn}: method can only be 'linear', 'lower', 'higher', 'midpoint' or 'nearest', got ${show(method)}`);
   if (!isFloating(q.dtype)) throw new TypeError(`${fn}: q must be a floating-point array or number, got dtype ${q.dtype}`);
   if (q.ndim > 1) throw new ValueError(`${fn}: q must be have rank <= 1, got shape ${show(q.shape)}`);
@@ -57,35 +60,44 @@ function quantileOf(fn: string, a0: Array, q: Array, axisOption: unknown, method
   }
   const n = a.shape[axis]!;
   if (n === 0) throw new ValueError(`${fn}: cannot take a quantile of an empty axis (axis ${axis} of shape ${show(a.shape)})`);
-  // a slice with a NaN is all NaN, so every statistic of it is NaN
-  const hasNaN = any(lax.ne(a, a), { axis, keepdims: true });
-  a = lax.select(broadcastToShape(hasNaN, a.shape), constant(NaN, a), a);
-  a = laxSort(a, { dimension: axis });
-  const position = lax.mul(q, lax.convertElementType(n - 1, q.dtype));
-  let low = lax.floor(position);
-  let high = lax.ceil(position);
-  let highWeight = lax.sub(position, low);
-  let lowWeight = lax.sub(lax.convertElementType(1, q.dtype), highWeight);
-  low = lax.convertElementType(lax.clamp(lax.convertElementType(0, q.dtype), low, lax.convertElementType(n - 1, q.dtype)), 'int32');
-  high = lax.convertElementType(lax.clamp(lax.convertElementType(0, q.dtype), high, lax.convertElementType(n - 1, q.dtype)), 'int32');
   const qRank = q.ndim;
-  const sliceSizes = [...a.shape];
-  sliceSizes[axis] = 1;
-  const offsetCount = keepdims ? a.ndim : a.ndim - 1;
-  const dnums = {
-    offsetDims: globalThis.Array.from({ length: offsetCount }, (_, i) => qRank + i),
-    collapsedSliceDims: keepdims ? [] : [axis],
-    startIndexMap: [axis],
-  };
-  const at = (index: Array): Array => lax.gather(a, lax.reshape(index, [...index.shape, 1]), dnums, sliceSizes, { mode: 'clip' });
-  const lowValue = at(low);
-  const highValue = at(high);
-  if (qRank === 1) {
-    lowWeight = lax.broadcastInDim(lowWeight, [...lowValue.shape], [0]);
-    highWeight = lax.broadcastInDim(highWeight, [...highValue.shape], [0]);
+  let lowValue: Array;
+  let highValue: Array;
+  let lowWeight: Array;
+  let highWeight: Array;
+  if (squashNans) {
+    [lowValue, highValue, lowWeight, highWeight] = nanOrderStatistics(a, q, axis, keepdims);
   } else {
-    lowWeight = lax.broadcastInDim(lowWeight, [...lowValue.shape], []);
-    highWeight = lax.broadcastInDim(highWeight, [...highValue.shape], []);
+    // a slice with a NaN is all NaN, so every statistic of it is NaN
+    const hasNaN = any(lax.ne(a, a), { axis, keepdims: true });
+    a = lax.select(broadcastToShape(hasNaN, a.shape), constant(NaN, a), a);
+    a = laxSort(a, { dimension: axis });
+    const position = lax.mul(q, lax.convertElementType(n - 1, q.dtype));
+    let low = lax.floor(position);
+    let high = lax.ceil(position);
+    highWeight = lax.sub(position, low);
+    lowWeight = lax.sub(lax.convertElementType(1, q.dtype), highWeight);
+    low = lax.convertElementType(lax.clamp(lax.convertElementType(0, q.dtype), low, lax.convertElementType(n - 1, q.dtype)), 'int32');
+    high = lax.convertElementType(lax.clamp(lax.convertElementType(0, q.dtype), high, lax.convertElementType(n - 1, q.dtype)), 'int32');
+    const sliceSizes = [...a.shape];
+    sliceSizes[axis] = 1;
+    const offsetCount = keepdims ? a.ndim : a.ndim - 1;
+    const dnums = {
+      offsetDims: globalThis.Array.from({ length: offsetCount }, (_, i) => qRank + i),
+      collapsedSliceDims: keepdims ? [] : [axis],
+      startIndexMap: [axis],
+    };
+    const sorted = a;
+    const at = (index: Array): Array => lax.gather(sorted, lax.reshape(index, [...index.shape, 1]), dnums, sliceSizes, { mode: 'clip' });
+    lowValue = at(low);
+    highValue = at(high);
+    if (qRank === 1) {
+      lowWeight = lax.broadcastInDim(lowWeight, [...lowValue.shape], [0]);
+      highWeight = lax.broadcastInDim(highWeight, [...highValue.shape], [0]);
+    } else {
+      lowWeight = lax.broadcastInDim(lowWeight, [...lowValue.shape], []);
+      highWeight = lax.broadcastInDim(highWeight, [...highValue.shape], []);
+    }
   }
   let result: Array;
   switch (method as QuantileMethod) {
@@ -99,6 +111,45 @@ function quantileOf(fn: string, a0: Array, q: Array, axisOption: unknown, method
   }
   if (keepdims && keepdim) result = lax.reshape(result, qRank > 0 ? [q.shape[0]!, ...keepdim] : keepdim);
   return lax.convertElementType(result, a.dtype);
+}
+
+/**
+ * JAX's squash_nans branch of _quantile: NaNs made positive so they sort last, then per slice the order statistics
+ * around q * (count - 1) of its `count` non-NaN values (index 0 of an all-NaN slice: NaN), gathered at
+ * [q..., reduced...] by indices that are iotas but along `axis`. Returns the low and high values and weights.
+ */
+function nanOrderStatistics(a0: Array, q0: Array, axis: number, keepdims: boolean): [Array, Array, Array, Array] {
+  const isNaN = lax.ne(a0, a0);
+  const a = laxSort(lax.select(isNaN, constant(NaN, a0), a0), { dimension: axis });
+  const counts = sum(lax.bitwiseNot(lax.ne(a, a)), { axis, dtype: q0.dtype, keepdims });
+  const reduced = [...counts.shape];
+  const qRank = q0.ndim;
+  const outShape = [...q0.shape, ...reduced];
+  const q = lax.broadcastInDim(q0, outShape, qRank ? [0] : []);
+  const countsOut = lax.broadcastInDim(counts, outShape, reduced.map((_, i) => i + qRank));
+  const one = constant(1, countsOut);
+  const position = lax.mul(q, lax.sub(countsOut, one));
+  const low = lax.floor(position);
+  const high = lax.ceil(position);
+  const highWeight = lax.sub(position, low);
+  const lowWeight = lax.sub(constant(1, highWeight), highWeight);
+  const last = lax.sub(countsOut, one);
+  const clip = (i: Array) => lax.convertElementType(lax.max(constant(0, i), lax.min(i, last)), 'int32');
+  // a[index] with one index array per axis of a: iotas over the output, `axis` the order statistic
+  const gatherAt = (k: Array): Array => {
+    const coords: Array[] = [];
+    for (let d = 0; d < a.ndim; d++) {
+      if (d === axis) coords.push(k);
+      else {
+        const outAxis = qRank + (keepdims || d < axis ? d : d - 1);
+        coords.push(lax.broadcastedIota('int32', outShape, outAxis));
+      }
+    }
+    const indices = lax.concatenate(coords.map((c) => lax.reshape(c, [...outShape, 1])), outShape.length);
+    const dnums = { offsetDims: [], collapsedSliceDims: a.shape.map((_, i) => i), startIndexMap: a.shape.map((_, i) => i) };
+    return lax.gather(a, indices, dnums, a.shape.map(() => 1), { mode: 'clip' });
+  };
+  return [gatherAt(clip(low)), gatherAt(clip(high)), lowWeight, highWeight];
 }
 
 function quantileArgs(fn: string, options: QuantileOptions): { method: string; keepdims: boolean } {
@@ -135,6 +186,34 @@ export function median(a: ArrayLike, options: { axis?: Axis; keepdims?: boolean 
   checkOptions(fn, options, ['axis', 'keepdims']);
   const [x] = promoteInexact(fn, asArray(fn, a, 'a'));
   return quantileOf(fn, x!, toArray(fn, 0.5, 'q'), options?.axis, 'midpoint', checkBoolean(fn, options?.keepdims, 'keepdims'));
+}
+
+/**
+ * jnp.nanquantile(a, q, { axis, method, keepdims }): quantile ignoring NaNs (each slice's non-NaN values); an
+ * all-NaN slice gives NaN.
+ */
+export function nanquantile(a: ArrayLike, q: ArrayLike, options: QuantileOptions = {}): Array {
+  const fn = 'jnp.nanquantile';
+  const { method, keepdims } = quantileArgs(fn, options);
+  const [x] = promoteInexact(fn, asArray(fn, a, 'a'));
+  return quantileOf(fn, x!, toArray(fn, q, 'q'), options?.axis, method, keepdims, true);
+}
+
+/** jnp.nanpercentile(a, q, { axis, method, keepdims }): nanquantile(a, q / 100). */
+export function nanpercentile(a: ArrayLike, q: ArrayLike, options: QuantileOptions = {}): Array {
+  const fn = 'jnp.nanpercentile';
+  const { method, keepdims } = quantileArgs(fn, options);
+  const [x] = promoteInexact(fn, asArray(fn, a, 'a'));
+  const [qq] = promoteInexact(fn, toArray(fn, q, 'q'));
+  return quantileOf(fn, x!, lax.div(qq!, lax.convertElementType(100, qq!.dtype)), options?.axis, method, keepdims, true);
+}
+
+/** jnp.nanmedian(a, { axis, keepdims }): nanquantile(a, 0.5) by the 'midpoint' method, as JAX computes it. */
+export function nanmedian(a: ArrayLike, options: { axis?: Axis; keepdims?: boolean } = {}): Array {
+  const fn = 'jnp.nanmedian';
+  checkOptions(fn, options, ['axis', 'keepdims']);
+  const [x] = promoteInexact(fn, asArray(fn, a, 'a'));
+  return quantileOf(fn, x!, toArray(fn, 0.5, 'q'), options?.axis, 'midpoint', checkBoolean(fn, options?.keepdims, 'keepdims'), true);
 }
 
 export interface AverageOptions {

@@ -7,11 +7,13 @@ import {
   castToInteger,
   integerRange,
   isFloating,
+  itemsize,
   isUnsigned,
   roundToDType,
   wrapInteger,
 } from '../core/dtype.js';
 import { ValueError } from '../core/errors.js';
+import { storageBytesOf, unpackValues } from '../core/host.js';
 import type { BinaryPrimitive, ComparePrimitive, PrimitiveParams, UnaryPrimitive } from '../core/primitives.js';
 import type { RefArray } from './array.js';
 import { cPow, erf, nextAfter, reducePrecision, roundHalfAwayFromZero, roundHalfToEven } from './special.js';
@@ -56,7 +58,22 @@ export const UNARY_FUNCTIONS: { [P in PlainUnaryPrimitive]: ScalarUnary } = {
   erf: float(erf),
   square: (x, d) => (isFloating(d) ? x * x : wrapInteger(Math.imul(x, x), d)),
   copy: (x) => x,
+  population_count: (x, d) => {
+    let bits = unsignedBits(x, d);
+    let n = 0;
+    for (; bits; bits >>>= 1) n += bits & 1;
+    return n;
+  },
+  clz: (x, d) => bitWidth(d) - (32 - Math.clz32(unsignedBits(x, d))),
 };
+
+const bitWidth = (d: DType): number => 8 * itemsize(d);
+/** An integer's two's-complement bits as an unsigned number below 2^width. */
+const unsignedBits = (x: number, d: DType): number => (bitWidth(d) === 32 ? x >>> 0 : x & ((1 << bitWidth(d)) - 1));
+/** XLA's shifts read the amount as unsigned: a negative amount is as out of range as one >= the width. */
+const shiftInRange = (s: number, d: DType): boolean => unsignedBits(s, d) < bitWidth(d);
+/** The bits below 2^width read as the dtype's signed value. */
+const signedOf = (bits: number, d: DType): number => (bitWidth(d) === 32 ? bits | 0 : (bits << (32 - bitWidth(d))) >> (32 - bitWidth(d)));
 
 /** Integer division as XLA defines it: truncation toward zero, x/0 = -1 (all ones unsigned), INT_MIN/-1 = INT_MIN. */
 function integerDivide(a: number, b: number, d: DType): number {
@@ -79,6 +96,10 @@ export const BINARY_FUNCTIONS: { [P in BinaryPrimitive]: ScalarBinary } = {
   or: (a, b, d) => wrapInteger(a | b, d),
   xor: (a, b, d) => wrapInteger(a ^ b, d),
   nextafter: (a, b, d) => nextAfter(a, b, d),
+  // shift amounts out of [0, width) give 0, or the sign fill for an arithmetic right shift (XLA's semantics)
+  shift_left: (a, b, d) => (shiftInRange(b, d) ? wrapInteger(a << unsignedBits(b, d), d) : 0),
+  shift_right_logical: (a, b, d) => (shiftInRange(b, d) ? wrapInteger(unsignedBits(a, d) >>> unsignedBits(b, d), d) : 0),
+  shift_right_arithmetic: (a, b, d) => wrapInteger(signedOf(unsignedBits(a, d), d) >> (shiftInRange(b, d) ? unsignedBits(b, d) : 31), d),
 };
 
 export const COMPARE_FUNCTIONS: { [P in ComparePrimitive]: (a: number, b: number) => boolean } = {
@@ -157,6 +178,12 @@ export function reducePrecisionRule(
   }
   const x = inputs[0]!;
   return [mapUnary(x, (v) => reducePrecision(v, x.dtype, exponentBits, mantissaBits))];
+}
+
+/** bitcast_convert_type: the operand's storage bytes read as the new dtype (a NaN's sign and payload are JS's to keep or lose). */
+export function bitcastConvertTypeRule(inputs: RefArray[], { newDtype }: PrimitiveParams['bitcast_convert_type']): Float64Array[] {
+  const x = inputs[0]!;
+  return [Float64Array.from(unpackValues(storageBytesOf(x.data, x.dtype), newDtype))];
 }
 
 /** select_n(pred, ...cases): a bool predicate picks case0 (false) or case1 (true), an int32 one picks by index (clamped). */

@@ -303,6 +303,8 @@ export const batchingRules: { [P in Primitive]: BatchRule<P> } = {
   ...(fromList(REDUCE_PRIMITIVES, reduceRule) as ReduceRules),
   ...(fromList(CUMULATIVE_PRIMITIVES, cumulativeRule) as CumulativeRules),
   convert_element_type: unaryRule('convert_element_type'),
+  // a width change adds or removes the last axis: the batch dimension goes first, so it is never that axis
+  bitcast_convert_type: ([x], [d], params) => [bind('bitcast_convert_type', [moveaxis(x!, d!, 0)], params), [0]],
   select_n: elementwiseRule('select_n', (i) => i === 0),
   clamp: elementwiseRule('clamp', (i) => i !== 1),
   iota: unreachable('iota'),

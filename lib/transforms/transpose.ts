@@ -247,6 +247,7 @@ export const transposeRules: { [P in Primitive]: TransposeRule<P> | NotLinear | 
   clamp: notLinear,
   convert_element_type: unaryLinear((ct, x) => (ct.dtype === x.dtype ? ct : bind1('convert_element_type', [ct], { newDtype: x.dtype, weakType: x.weakType }))),
   iota: notLinear,
+  bitcast_convert_type: notLinear,
 
   broadcast_in_dim: broadcastInDimTranspose,
   reshape: unaryLinear((ct, x) => bind1('reshape', [ct], { newSizes: [...x.shape] })),

@@ -115,7 +115,12 @@ export const snippets: Snippet[] = [
     expectArray(t, jnp.tile(int32([[1, 2], [3, 4]]), [2, 1]), [[1, 2], [3, 4], [1, 2], [3, 4]], { dtype: 'int32' });
   }),
 
-  todo('jax.lax.tile docstring', 'lax.tile([[1, 2], [3, 4]], (2, 3)) tiles to a 4x6 array: lax.tile is missing'),
+  snippet('jax.lax.tile docstring', 'lax.tile([[1, 2], [3, 4]], (2, 3)) tiles to a 4x6 array; lax.tile([1, 2, 3], (2,)) is [1 2 3 1 2 3]; lax.tile([[1], [2]], (1, 3)) is [[1 1 1] [2 2 2]]', (t) => {
+    expectArray(t, lax.tile(int32([[1, 2], [3, 4]]), [2, 3]), [[1, 2, 1, 2, 1, 2], [3, 4, 3, 4, 3, 4], [1, 2, 1, 2, 1, 2], [3, 4, 3, 4, 3, 4]], { dtype: 'int32' });
+    expectArray(t, lax.tile(int32([1, 2, 3]), [2]), [1, 2, 3, 1, 2, 3], { dtype: 'int32' });
+    expectArray(t, lax.tile(int32([[1], [2]]), [1, 3]), [[1, 1, 1], [2, 2, 2]], { dtype: 'int32' });
+    t.throws(() => lax.tile(int32([[1, 2], [3, 4]]), [2]), { message: /reps length must be equal to the ndim of x, got len\(reps\)=1 and x.ndim=2/ });
+  }),
 
   snippet('jax.numpy.clip docstring', 'jnp.clip(arr, 2, 5)', (t) => {
     const arr = int32([0, 1, 2, 3, 4, 5, 6, 7]);
@@ -169,9 +174,22 @@ export const snippets: Snippet[] = [
     t.true(Object.is(r.dataSync()[2], -0), '-0.5 rounds to -0.');
     t.is(jnp.rint(int32([1, 2])).dtype, 'float32', 'integers become float32, as promote_args_inexact');
   }),
-  todo('jax.numpy.copysign docstring', 'jnp.copysign([5, 2, 0], -1) is [-5. -2. -0.]: jnp.copysign is missing'),
-  todo('jax.numpy.bitwise_count docstring', 'jnp.bitwise_count([64, 32, 31, 20]) is [1 1 5 2] (uint8): jnp.bitwiseCount is missing'),
-  todo('jax.numpy.right_shift docstring', 'jnp.right_shift([1, 2, 4, 8], 1) is [0 1 2 4]: jnp.rightShift is missing'),
+  snippet('jax.numpy.copysign docstring', 'jnp.copysign([5, 2, 0], -1) is [-5. -2. -0.]; jnp.copysign([6, 8, 0], 2) is [6. 8. 0.]; jnp.copysign([2, -3], [[1], [-4], [5]]) is [[2. 3.] [-2. -3.] [2. 3.]]', (t) => {
+    const negative = jnp.copysign(int32([5, 2, 0]), -1);
+    expectArray(t, negative, [-5, -2, -0], { dtype: 'float32' });
+    t.true(Object.is(negative.dataSync()[2], -0), 'copysign(0, -1) is -0.');
+    expectArray(t, jnp.copysign(int32([6, 8, 0]), 2), [6, 8, 0], { dtype: 'float32' });
+    expectArray(t, jnp.copysign(int32([2, -3]), int32([[1], [-4], [5]])), [[2, 3], [-2, -3], [2, 3]], { dtype: 'float32' });
+  }),
+  snippet('jax.numpy.bitwise_count docstring', 'jnp.bitwise_count([64, 32, 31, 20]) is [1 1 5 2], of [-16, -7, 7] [1 3 3], of [[2, -7], [-9, 7]] [[1 3] [2 3]] (uint8)', (t) => {
+    expectArray(t, jnp.bitwiseCount(int32([64, 32, 31, 20])), [1, 1, 5, 2], { dtype: 'uint8' });
+    expectArray(t, jnp.bitwiseCount(int32([-16, -7, 7])), [1, 3, 3], { dtype: 'uint8' });
+    expectArray(t, jnp.bitwiseCount(int32([[2, -7], [-9, 7]])), [[1, 3], [2, 3]], { dtype: 'uint8' });
+  }),
+  snippet('jax.numpy.right_shift docstring', 'jnp.right_shift([1, 2, 4, 8], 1) is [0 1 2 4]; jnp.right_shift(16, [1, 2, 3, 4]) is [8 4 2 1]', (t) => {
+    expectArray(t, jnp.rightShift(int32([1, 2, 4, 8]), 1), [0, 1, 2, 4], { dtype: 'int32' });
+    expectArray(t, jnp.rightShift(16, int32([1, 2, 3, 4])), [8, 4, 2, 1], { dtype: 'int32' });
+  }),
   snippet('jax.numpy.divmod docstring', 'jnp.divmod([10, 20, 30], [3, 4, 7]) is ([3 5 4], [1 0 2])', (t) => {
     const [q, r] = jnp.divmod(int32([10, 20, 30]), int32([3, 4, 7]));
     expectArray(t, q, [3, 5, 4], { dtype: 'int32' });

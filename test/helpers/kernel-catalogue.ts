@@ -42,6 +42,9 @@ const INTS: DType[] = ['int32', 'uint8'];
 const FLOAT_ONLY_UNARY = new Set<string>(['floor', 'ceil', 'round', 'is_finite', 'exp', 'exp2', 'log', 'expm1', 'log1p', 'tanh', 'logistic', 'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'asinh', 'acosh', 'atanh', 'sqrt', 'rsqrt', 'cbrt', 'erf', 'reduce_precision']);
 const FLOAT_ONLY_BINARY = new Set<string>(['pow', 'atan2', 'nextafter']);
 const BITWISE = new Set<string>(['and', 'or', 'xor']);
+/** Shifts, population_count and clz: every integer width and signedness (their renderings differ by both). */
+const INTEGER_ONLY = new Set<string>(['shift_left', 'shift_right_logical', 'shift_right_arithmetic', 'population_count', 'clz']);
+const ALL_INTS: DType[] = ['int8', 'int16', 'int32', 'uint8', 'uint16', 'uint32'];
 
 const describe = (a: ShapedArray) => `${a.dtype}[${a.shape.join(',')}]`;
 
@@ -68,7 +71,7 @@ function primitiveEntries(): CatalogueEntry[] {
   const a = aval;
 
   for (const prim of UNARY_PRIMITIVES) {
-    const dtypes = FLOAT_ONLY_UNARY.has(prim) ? FLOATS : prim === 'not' ? [...INTS, 'bool' as DType] : [...FLOATS, ...INTS];
+    const dtypes = FLOAT_ONLY_UNARY.has(prim) ? FLOATS : INTEGER_ONLY.has(prim) ? ALL_INTS : prim === 'not' ? [...INTS, 'bool' as DType] : [...FLOATS, ...INTS];
     for (const d of dtypes) {
       const params = prim === 'round' ? { roundingMethod: 'to_nearest_even' } : prim === 'integer_pow' ? { y: 3 } : prim === 'reduce_precision' ? { exponentBits: 5, mantissaBits: 2 } : {};
       add(prim, [a([3, 5], d)], params);
@@ -82,7 +85,7 @@ function primitiveEntries(): CatalogueEntry[] {
   add('reduce_precision', [a([7], 'float16')], { exponentBits: 5, mantissaBits: 10 });
 
   for (const prim of BINARY_PRIMITIVES) {
-    const dtypes = FLOAT_ONLY_BINARY.has(prim) ? FLOATS : BITWISE.has(prim) ? [...INTS, 'bool' as DType] : [...FLOATS, ...INTS];
+    const dtypes = FLOAT_ONLY_BINARY.has(prim) ? FLOATS : INTEGER_ONLY.has(prim) ? ALL_INTS : BITWISE.has(prim) ? [...INTS, 'bool' as DType] : [...FLOATS, ...INTS];
     for (const d of dtypes) {
       add(prim, [a([4, 6], d), a([4, 6], d)]);
       add(prim, [a([4, 6], d), a([], d)], {}, ' scalar rhs');
@@ -99,6 +102,16 @@ function primitiveEntries(): CatalogueEntry[] {
   const convertible: DType[] = [...FLOATS, ...INTS, 'bool', 'float64'];
   for (const from of convertible) {
     for (const to of convertible) if (from !== to) add('convert_element_type', [a([5, 3], from)], { newDtype: to, weakType: false });
+  }
+  // bitcasts: same width (elementwise), to a narrower dtype (a lane per part) and to a wider one (parts joined)
+  for (const [from, to] of [['float32', 'int32'], ['uint32', 'float32'], ['float16', 'int16'], ['bfloat16', 'float16'], ['uint16', 'bfloat16'], ['int8', 'uint8'], ['bool', 'bool']] as const) {
+    add('bitcast_convert_type', [a([5, 3], from)], { newDtype: to });
+  }
+  for (const [from, to] of [['float64', 'uint32'], ['float64', 'int8'], ['float32', 'uint8'], ['float32', 'bfloat16'], ['int16', 'int8']] as const) {
+    add('bitcast_convert_type', [a([5, 3], from)], { newDtype: to });
+  }
+  for (const [from, to, ratio] of [['uint32', 'float64', 2], ['uint8', 'float32', 4], ['float16', 'uint32', 2], ['int8', 'float64', 8]] as const) {
+    add('bitcast_convert_type', [a([5, ratio], from)], { newDtype: to });
   }
   add('iota', [], { dtype: 'int32', shape: [3, 4], dimension: 1 });
   add('iota', [], { dtype: 'float32', shape: [2, 3, 4], dimension: 0 });

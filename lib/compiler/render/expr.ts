@@ -10,7 +10,7 @@
 // follow XLA through the prelude helpers (cuda/kernels/jaxon_prelude.h).
 // A new elementwise primitive that is a C math function needs nothing here:
 // its `mathFunction` trait (core/traits.ts) names the function.
-import { type DType, isFloating, isHalf, isUnsigned, integerRange } from '../../core/dtype.js';
+import { type DType, isFloating, isHalf, isUnsigned, integerRange, itemsize } from '../../core/dtype.js';
 import type { BinaryPrimitive, ComparePrimitive, UnaryPrimitive } from '../../core/primitives.js';
 import { TRAITS } from '../../core/traits.js';
 import type { Expr } from '../kernel-ir.js';
@@ -70,6 +70,9 @@ export const CUDA_DIALECT: Dialect = {
 const ARITH_OPS = { add: '+', sub: '-', mul: '*', div: '/' } as const;
 
 export const COMPARE_OPS: Record<ComparePrimitive, string> = { eq: '==', ne: '!=', lt: '<', le: '<=', gt: '>', ge: '>=' };
+
+const UNSIGNED_OF_WIDTH: Record<number, DType> = { 8: 'uint8', 16: 'uint16', 32: 'uint32' };
+const SIGNED_OF_WIDTH: Record<number, DType> = { 8: 'int8', 16: 'int16', 32: 'int32' };
 
 const INT_SUFFIX: Partial<Record<DType, string>> = { int8: 'i8', int16: 'i16', int32: 'i32', uint8: 'u8', uint16: 'u16', uint32: 'u32' };
 
@@ -187,6 +190,7 @@ export class ExprRenderer {
       case 'literal': return this.#types.literal(e.value, e.dtype);
       case 'iota': return `(${this.#types.computeType(e.dtype)})(${this.iota(e.axis)})`;
       case 'convert': return this.#convert(this.render(e.x), e.x.dtype, e.dtype);
+      case 'bitcast': return this.#bitcast(e.parts.map((p) => this.render(p)), e.parts[0]!.dtype, e.dtype, e.lane && this.render(e.lane));
       case 'unary': return this.#unary(e.name, this.render(e.x), e.dtype, e.x.dtype, e.param ?? []);
       case 'binary': return this.#binary(e.name, this.render(e.x), this.render(e.y), e.dtype);
       case 'compare': return `(${bool})(${this.render(e.x)} ${COMPARE_OPS[e.name]} ${this.render(e.y)})`;
@@ -203,6 +207,40 @@ export class ExprRenderer {
     if (isFloating(to)) return `(${target})(${x})`;
     if (isFloating(from)) return `jx_fcast_${INT_SUFFIX[to]}((double)(${x}))`;
     return `(${target})(${x})`;
+  }
+
+  /**
+   * Bit reinterpretation: each part's compute value to its storage bits; one part of the same width, the `lane`-th
+   * narrower piece of one wider part, or narrower parts joined (least significant first); then those bits to the
+   * new dtype's compute value. A width change goes through 64 unsigned bits.
+   */
+  #bitcast(parts: string[], from: DType, to: DType, lane?: string): string {
+    if (from === to && parts.length === 1 && lane === undefined) return parts[0]!;
+    const storage = this.dialect.storage;
+    const [inBits, outBits] = [8 * itemsize(from), 8 * itemsize(to)];
+    const unsigned = (bits: number) => (bits === 64 ? 'jx_u64' : storage[UNSIGNED_OF_WIDTH[bits]!]);
+    const bitsOf = (x: string): string => {
+      if (from === 'float64') return `JX_D2U(${x})`;
+      if (from === 'float32') return `JX_F2U(${x})`;
+      if (from === 'float16') return `jx_f2h(${x})`;
+      if (from === 'bfloat16') return `jx_f2bf(${x})`;
+      return `(${unsigned(inBits)})(${x})`;
+    };
+    let bits: string;
+    if (inBits === outBits) bits = bitsOf(parts[0]!);
+    else if (lane !== undefined) bits = `(${unsigned(outBits)})((jx_u64)${bitsOf(parts[0]!)} >> (${outBits}u * (${storage.uint32})(${lane})))`;
+    else bits = `(${parts.map((p, k) => `((jx_u64)(${unsigned(inBits)})${bitsOf(p)} << ${k * inBits}u)`).join(' | ')})`;
+    const u = unsigned(outBits);
+    if (to === 'float64') return `JX_U2D((jx_u64)${bits})`;
+    if (to === 'float32') return `JX_U2F((${u})${bits})`;
+    if (to === 'float16') return `jx_h2f((${u})${bits})`;
+    if (to === 'bfloat16') return `jx_bf2f((${u})${bits})`;
+    return `(${storage[to]})(${u})${bits}`;
+  }
+
+  /** An integer's two's-complement bits, zero-extended to 32 unsigned bits. */
+  #unsignedBits(d: DType, x: string): string {
+    return `(${this.dialect.storage.uint32})(${this.dialect.storage[UNSIGNED_OF_WIDTH[8 * itemsize(d)]!]})(${x})`;
   }
 
   /** Wrapping integer arithmetic: computed in 32 unsigned bits (no signed overflow, no int promotion), truncated to the type. */
@@ -244,6 +282,8 @@ export class ExprRenderer {
         return `${fn}(${x}, ${param[0]}, ${param[1]})`;
       }
       case 'copy': return x;
+      case 'population_count': return `(${t})JX_POPC(${this.#unsignedBits(d, x)})`;
+      case 'clz': return `(${t})(JX_CLZ(${this.#unsignedBits(d, x)}) - ${32 - 8 * itemsize(d)})`;
       default: {
         const fn = TRAITS[name].mathFunction;
         if (!fn) throw new Error(`render/${this.dialect.target}: no lowering for unary ${name} (give it a mathFunction trait in core/traits.ts or a case in render/expr.ts)`);
@@ -272,6 +312,20 @@ export class ExprRenderer {
       case 'and': return `(${t})(${a} & ${b})`;
       case 'or': return `(${t})(${a} | ${b})`;
       case 'xor': return `(${t})(${a} ^ ${b})`;
+      // XLA's shifts: the amount read as unsigned, so a negative one is out of range like one >= the width; out of
+      // range, left and logical right shifts give 0 and an arithmetic right shift the sign fill
+      case 'shift_left': case 'shift_right_logical': case 'shift_right_arithmetic': {
+        const width = 8 * itemsize(d);
+        const u = this.dialect.storage[UNSIGNED_OF_WIDTH[width]!];
+        const amount = `(${u})(${b})`;
+        if (name === 'shift_right_arithmetic') {
+          const signed = this.dialect.storage[SIGNED_OF_WIDTH[width]!];
+          return `(${t})((${signed})(${a}) >> (${amount} < ${width}u ? ${amount} : ${width - 1}u))`;
+        }
+        const u32 = this.dialect.storage.uint32;
+        const shifted = name === 'shift_left' ? `(${u32})(${a}) << ${amount}` : `(${u32})(${u})(${a}) >> ${amount}`;
+        return `(${amount} < ${width}u ? (${t})(${shifted}) : (${t})0)`;
+      }
       default: {
         const fn = TRAITS[name].mathFunction;
         if (!fn) throw new Error(`render/${this.dialect.target}: no lowering for binary ${name} (give it a mathFunction trait in core/traits.ts or a case in render/expr.ts)`);
@@ -302,6 +356,7 @@ export function someNode(exprs: readonly Expr[], test: (e: Expr) => boolean): bo
       case 'iota': return false;
       case 'input': case 'literal': return false;
       case 'unary': case 'convert': return walk(e.x);
+      case 'bitcast': return e.parts.some(walk) || (e.lane !== undefined && walk(e.lane));
       case 'binary': case 'compare': return walk(e.x) || walk(e.y);
       case 'select': return walk(e.predicate) || e.cases.some(walk);
       case 'clamp': return walk(e.lo) || walk(e.x) || walk(e.hi);
