@@ -193,6 +193,21 @@ test('jit == eager and vmap == a loop', (t) => {
   assertArray(t, columns, lax.bitcastConvertType(input('w_uint8'), 'float32'), { message: 'vmap over the last axis of a widening bitcast' });
 });
 
+// XLA's bitcast is exact: every 16-bit pattern comes back, NaN payloads and signalling NaNs included, though
+// 16-bit floats compute as float here (jx_nan2h / jx_nan2bf keep a NaN's sign and payload through float); a copy of
+// 16-bit float data (a transpose) keeps them too
+test('16-bit NaN payloads survive bitcasts and copies: uint16 -> float16 / bfloat16 -> uint16 is the identity', (t) => {
+  const patterns = [0x7c01, 0xfc01, 0x7d55, 0x7e00, 0x7fff, 0xfe01, 0x7f81, 0xff81, 0x7fc1, 0x7f80, 0x0001, 0x8000, 0x3c00, 0x7bff];
+  const u = jnp.array(patterns, { dtype: 'uint16' });
+  for (const dtype of ['float16', 'bfloat16'] as const) {
+    const roundTrip = (x: Array) => lax.bitcastConvertType(lax.bitcastConvertType(x, dtype), 'uint16');
+    const viaCopy = (x: Array) => lax.bitcastConvertType(jnp.transpose(jnp.reshape(lax.bitcastConvertType(x, dtype), [2, 7])).T.reshape([14]), 'uint16');
+    for (const [how, f] of [['eager', roundTrip], ['jit', jax.jit(roundTrip)], ['copy', jax.jit(viaCopy)]] as const) {
+      t.deepEqual(globalThis.Array.from((f(u) as Array).dataSync()), patterns, `${dtype} ${how}`);
+    }
+  }
+});
+
 test('bitcasts and integer bit operations have zero derivatives, as JAX (defjvp_zero)', (t) => {
   const x = jnp.array([1.5, -2]);
   const roundTrip = (v: Array) => jnp.sum(lax.bitcastConvertType(lax.bitcastConvertType(v, 'int32'), 'float32'));

@@ -65,10 +65,12 @@ JX_FN float jx_h2f(jx_u16 h) {
   else { bits = sign | ((exponent + 112) << 23) | (mantissa << 13); }
   return JX_U2F(bits);
 }
+JX_FN jx_u16 jx_nan2h(jx_u32 x); /* jaxon_common.h */
 JX_FN jx_u16 jx_f2h(float f) {
   jx_u32 x = JX_F2U(f);
   jx_u32 sign = (x >> 16) & 0x8000u, a = x & 0x7fffffffu;
-  if (a >= 0x7f800000u) return (jx_u16)(sign | (a > 0x7f800000u ? 0x7e00u : 0x7c00u));
+  if (a > 0x7f800000u) return jx_nan2h(x);
+  if (a == 0x7f800000u) return (jx_u16)(sign | 0x7c00u);
   if (a >= 0x477ff000u) return (jx_u16)(sign | 0x7c00u);
   if (a < 0x38800000u) {
     float scaled = fabsf(f) * 16777216.0f;

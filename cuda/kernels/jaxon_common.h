@@ -17,9 +17,20 @@ JX_FN float jx_d2f_odd(double d) {
   return f;
 }
 JX_FN float jx_bf2f(jx_u16 b) { return JX_U2F((jx_u32)b << 16); }
+/* A float NaN's bits to a 16-bit NaN with its sign and the top of its payload, so a 16-bit NaN widened to float
+   (jx_h2f, jx_bf2f: the payload moves up) comes back with the same bits, signalling ones too (a bitcast or a copy of
+   16-bit data is exact, as XLA's); a payload only in the low bits that do not fit becomes the quiet NaN. */
+JX_FN jx_u16 jx_nan2h(jx_u32 x) {
+  const jx_u32 payload = (x & 0x7fffffu) >> 13;
+  return (jx_u16)(((x >> 16) & 0x8000u) | 0x7c00u | (payload ? payload : 0x200u));
+}
+JX_FN jx_u16 jx_nan2bf(jx_u32 x) {
+  const jx_u32 top = x >> 16;
+  return (jx_u16)((top & 0x7fu) ? top : (top | 0x40u));
+}
 JX_FN jx_u16 jx_f2bf(float f) {
   jx_u32 x = JX_F2U(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (jx_u16)((x >> 16) | 0x40u);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return jx_nan2bf(x);
   return (jx_u16)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 JX_FN float jx_maxf(float a, float b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }

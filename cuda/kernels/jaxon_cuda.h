@@ -47,7 +47,7 @@ template <typename T, int N> struct alignas(sizeof(T) * N) jx_vec { T v[N]; };
 JX_DEVICE int jx_isfinitef(float x) { return (__float_as_uint(x) & 0x7f800000u) != 0x7f800000u; }
 JX_DEVICE int jx_isfinited(double x) { return ((jx_u64)__double_as_longlong(x) & 0x7ff0000000000000ull) != 0x7ff0000000000000ull; }
 /* 16-bit float conversions by the hardware (IEEE round to nearest even, subnormals kept); NaNs as the C prelude
-   writes them: float16 → float keeps the payload, float → float16 gives the quiet NaN 0x7e00 with the sign */
+   writes them (jx_nan2h): their sign and payload kept both ways, so a float16 NaN survives the trip through float */
 JX_DEVICE float jx_h2f(jx_u16 h) {
   if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu)) return __uint_as_float(((jx_u32)(h & 0x8000u) << 16) | 0x7f800000u | ((jx_u32)(h & 0x3ffu) << 13));
 #ifdef JX_EMULATED
@@ -58,8 +58,9 @@ JX_DEVICE float jx_h2f(jx_u16 h) {
   return f;
 #endif
 }
+JX_FN jx_u16 jx_nan2h(jx_u32 x); /* jaxon_common.h */
 JX_DEVICE jx_u16 jx_f2h(float f) {
-  if (f != f) return (jx_u16)(((__float_as_uint(f) >> 16) & 0x8000u) | 0x7e00u);
+  if (f != f) return jx_nan2h(__float_as_uint(f));
 #ifdef JX_EMULATED
   return jx_emu_float_to_half_rn(f);
 #else
