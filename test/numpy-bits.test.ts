@@ -17,7 +17,7 @@ import type { DType } from '../lib/core/dtype.js';
 import { numpy as jnp, lax } from '../lib/index.js';
 import { checkGrads } from './helpers/check-grads.js';
 import { emulatorSubset } from './helpers/emulator.js';
-import { type EncodedNumber, decodeNumber, loadFixture } from './helpers/fixtures.js';
+import { type EncodedNumber, decodeNumber, loadFixture, underOneJit } from './helpers/fixtures.js';
 import { assertArray, assertThrowsMentioning, checkAgainstReference } from './helpers/oracle.js';
 import { withX64 } from './helpers/x64.js';
 
@@ -98,17 +98,7 @@ function runCases(cases: Case[]): Array[] {
   const run = () => cases.map((c) => call(c, c.args.map(resolve)));
   if (!onEmulatedGpu) return run();
   const names = [...new Set(cases.flatMap((c) => c.args.filter((a): a is string => typeof a === 'string')))];
-  const traced = (...xs: Array[]) => {
-    const saved = new Map(cache);
-    names.forEach((n, i) => cache.set(n, xs[i]!));
-    try {
-      return run();
-    } finally {
-      cache.clear();
-      saved.forEach((v, k) => cache.set(k, v));
-    }
-  };
-  return jax.jit(traced)(...names.map(input)) as Array[];
+  return underOneJit(cache, names, input, run);
 }
 
 test('shifts, population_count, clz, bitcasts, bitwise_count, signbit and copysign match JAX 0.10.2 bit for bit', (t) => {

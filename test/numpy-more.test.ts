@@ -13,7 +13,7 @@ import type { DType } from '../lib/core/dtype.js';
 import { numpy as jnp, lax } from '../lib/index.js';
 import { checkGrads } from './helpers/check-grads.js';
 import { assertArray, assertThrowsMentioning } from './helpers/oracle.js';
-import { type EncodedNumber, decodeNumber, loadFixture } from './helpers/fixtures.js';
+import { type EncodedNumber, decodeNumber, loadFixture, underOneJit } from './helpers/fixtures.js';
 
 interface Spec { shape: number[]; dtype: DType; values: EncodedNumber[] }
 type Arg = string | number | number[];
@@ -108,17 +108,7 @@ test('values, dtypes and shapes match JAX 0.10.2 (eager on the CPU, one jitted p
   // the emulated GPU compiles each kernel: one fused program (the fixture inputs its arguments) needs far fewer
   // than an eager op per case
   const names = [...new Set(cases.flatMap((c) => [...c.args, ...Object.values(c.options)].filter((a): a is string => typeof a === 'string' && a in fixture.inputs)))];
-  const traced = (...xs: Array[]) => {
-    const saved = new Map(cache);
-    names.forEach((n, i) => cache.set(n, xs[i]!));
-    try {
-      return run();
-    } finally {
-      cache.clear();
-      saved.forEach((v, k) => cache.set(k, v));
-    }
-  };
-  const outs = onEmulatedGpu ? (jax.jit(traced)(...names.map(input)) as ReturnType<typeof run>) : run();
+  const outs = onEmulatedGpu ? underOneJit(cache, names, input, run) : run();
   cases.forEach((c, k) => {
     const tol = c.fn === 'logaddexp2' || c.fn === 'nanstd' || c.fn === 'nanvar' ? 4e-6 : undefined;
     check(t, outs[k]!, c.expected, label(c), tol);
