@@ -11,6 +11,7 @@ import { type Shape, sizeOf, stridesOf } from '../core/shape.js';
 import type { Access, Expr, Kernel, ReduceOp, ScatterKernel } from './kernel-ir.js';
 import { cumulativePartialDtype } from './kernel-ir.js';
 import { lowerCholesky, lowerLu, lowerTriangularSolve } from './lower-linalg.js';
+import { CONV_GEMM_MIN_TAPS } from './render/conv.js';
 import { type ElementwisePrimitive, ELEMENTWISE_PRIMITIVES, isElementwisePrimitive, scalarExpr } from './scalar-expr.js';
 
 export type BufferRef = { kind: 'input' | 'output' | 'temp'; index: number };
@@ -18,7 +19,9 @@ export type BufferRef = { kind: 'input' | 'output' | 'temp'; index: number };
 /**
  * The platform a plan is for. Most primitives lower alike on both (one kernel IR, two renderers); the few whose best
  * algorithm differs in its launches read it: cholesky, lu and triangular_solve of large matrices (lower-linalg.ts:
- * on CUDA a blocked sequence of launches that spreads each update over the GPU, on the CPU one launch).
+ * on CUDA a blocked sequence of launches that spreads each update over the GPU, on the CPU one launch), sort and
+ * top_k (the CPU sorts each line whole in one stage, a GPU merges runs in passes) and conv_general_dilated (the CPU's
+ * large-window GEMM wants the kernel operand canonical).
  */
 export type LowerTarget = 'cpu' | 'cuda';
 
@@ -420,10 +423,10 @@ function lowerSort(ins: ShapedArray[], dimension: number, numKeys: number, targe
     plan.launches.push({ kernel: { kind: 'sort', stage: 'order', dtypes: keyDtypes, numKeys }, buffers: [temp(0), temp(1), ...keys], params: [pre, n, post, SORT_RUN] });
   } else {
     plan.launches.push({ kernel: { kind: 'sort', stage: 'rank', dtypes: keyDtypes, numKeys }, buffers: [temp(0), ...keys], params: [pre, n, post, SORT_RUN] });
-  }
-  for (let width = SORT_RUN; width < n && target !== 'cpu'; width *= 2) {
-    plan.launches.push({ kernel: { kind: 'sort', stage: 'merge', dtypes: keyDtypes, numKeys }, buffers: [temp(1 - current), temp(current), ...keys], params: [pre, n, post, width] });
-    current = 1 - current;
+    for (let width = SORT_RUN; width < n; width *= 2) {
+      plan.launches.push({ kernel: { kind: 'sort', stage: 'merge', dtypes: keyDtypes, numKeys }, buffers: [temp(1 - current), temp(current), ...keys], params: [pre, n, post, width] });
+      current = 1 - current;
+    }
   }
   plan.launches.push({ kernel: { kind: 'sort', stage: 'permute', dtypes, numKeys }, buffers: [...outputs, temp(current), ...ins.map((_, i) => input(i))], params: [pre, n, post] });
   return plan;
@@ -439,15 +442,16 @@ function lowerTopK(x: ShapedArray, k: number, target: LowerTarget): Plan {
   const temp = (index: number): BufferRef => ({ kind: 'temp', index });
   plan.temps.push({ dtype: 'int32', size: pre * n });
   if (n > SORT_RUN) plan.temps.push({ dtype: 'int32', size: pre * n });
-  // the CPU's one 'order' stage sorts each row whole (lowerSort)
-  const whole = target === 'cpu' && n > SORT_RUN;
-  plan.launches.push(whole
-    ? { kernel: kernel('order'), buffers: [temp(0), temp(1), input(0)], params: [pre, n, 1, SORT_RUN] }
-    : { kernel: kernel('rank'), buffers: [temp(0), input(0)], params: [pre, n, 1, Math.min(n, SORT_RUN)] });
   let current = 0;
-  for (let width = SORT_RUN; width < n && !whole; width *= 2) {
-    plan.launches.push({ kernel: kernel('merge'), buffers: [temp(1 - current), temp(current), input(0)], params: [pre, n, 1, width] });
-    current = 1 - current;
+  if (target === 'cpu' && n > SORT_RUN) {
+    // the CPU's one 'order' stage sorts each row whole (lowerSort)
+    plan.launches.push({ kernel: kernel('order'), buffers: [temp(0), temp(1), input(0)], params: [pre, n, 1, SORT_RUN] });
+  } else {
+    plan.launches.push({ kernel: kernel('rank'), buffers: [temp(0), input(0)], params: [pre, n, 1, Math.min(n, SORT_RUN)] });
+    for (let width = SORT_RUN; width < n; width *= 2) {
+      plan.launches.push({ kernel: kernel('merge'), buffers: [temp(1 - current), temp(current), input(0)], params: [pre, n, 1, width] });
+      current = 1 - current;
+    }
   }
   plan.launches.push({ kernel: kernel('top_k'), buffers: [output(0), output(1), temp(current), input(0)], params: [pre, n, k] });
   return plan;
@@ -571,7 +575,7 @@ function lowerConv(l: ShapedArray, r: ShapedArray, out: ShapedArray, params: Pri
   // which needs the kernel's taps along the last spatial dim I features apart: the kernel operand is copied canonical
   const taps = kSp.reduce((a, b) => a * b, 1);
   const canonicalRhs = stridesOf([...kSp, I, O]);
-  const gemmWants = target === 'cpu' && taps >= 64 && l.dtype === 'float32' && out.dtype === 'float32' && !(rs[0] === canonicalRhs[ns + 1] && rs[1] === canonicalRhs[ns] && kSp.every((_, d) => rs[d + 2] === canonicalRhs[d]));
+  const gemmWants = target === 'cpu' && taps >= CONV_GEMM_MIN_TAPS && l.dtype === 'float32' && out.dtype === 'float32' && !(rs[0] === canonicalRhs[ns + 1] && rs[1] === canonicalRhs[ns] && kSp.every((_, d) => rs[d + 2] === canonicalRhs[d]));
   if (!empty && ((rs[0] !== 1 && O / groups > 1) || gemmWants)) {
     const v = channelsLast(r, [...dn.rhsSpec.slice(2), dn.rhsSpec[1]!, dn.rhsSpec[0]!], 1);
     rhsRef = v.ref;

@@ -213,6 +213,9 @@ ${indent(rowBody, 4)}
  * output-feature stride in out, no lhs dilation); else the direct tiles run. Each output element sums its
  * in-bounds taps in order, blocks of KC from zero: results do not depend on the thread count.
  */
+/** Windows of at least this many taps take gemmPerPixel on the CPU (lower.ts copies their kernel operand canonical). */
+export const CONV_GEMM_MIN_TAPS = 64;
+
 function gemmPerPixel(r: number): string[] {
   const last = r - 1;
   const outer = range(last);
@@ -236,7 +239,7 @@ function gemmPerPixel(r: number): string[] {
   const loops = outer.reduceRight<string[]>((body, d) => [`for (jx_index t${d} = tlo${d}; t${d} < thi${d}; t${d}++) {`, ...indent(body, 2).split('\n'), '}'], gemm);
   const ldOne = range(r).map((d) => `ld${d} == 1`).join(' && ');
   return [
-    `if (taps >= 64 && lsC == 1 && rd${last} * ls${last} == I && rs${last} == I * rsI && osO == 1 && ${ldOne}) {`,
+    `if (taps >= ${CONV_GEMM_MIN_TAPS} && lsC == 1 && rd${last} * ls${last} == I && rs${last} == I * rsI && osO == 1 && ${ldOne}) {`,
     indent([
       `const jx_index items = groups * ${pixels};`,
       '#pragma omp parallel if (work > JX_PARALLEL_THRESHOLD)',

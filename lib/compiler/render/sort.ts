@@ -66,14 +66,12 @@ function radixKey(k: SortKernel, j: number, types: DialectTypes, v: string): { e
 }
 
 /**
- * The CPU's first stage: each line (one per row and column) sorted whole by a stable LSD radix sort of (key,
+ * The CPU's 'order' stage: each line (one per row and column) sorted whole by a stable LSD radix sort of (key,
  * position) pairs, key operands last to first, all byte histograms from one read and a pass skipped where one bucket
- * holds every element. The order it writes is sorted at every width, so each later merge finds its two runs already
- * in order and copies them. Without scratch memory it falls back to insertion-sorting runs of the width, which the
- * merges then merge (tests force that with JAXON_TEST_SORT_NO_SCRATCH=1). `whole`: the 'order' stage, which CPU plans
- * use instead of rank and merges: its fallback merges the runs itself, between the order and a scratch buffer.
+ * holds every element. Without scratch memory it insertion-sorts runs of the width and merges them pairwise between
+ * the order and the scratch buffer (tests force that with JAXON_TEST_SORT_NO_SCRATCH=1).
  */
-function cpuRank(k: SortKernel, keys: string[], types: DialectTypes, params: IndexedSpec['params'], inputs: IndexedBuffer[], whole: boolean): IndexedSpec {
+function cpuOrder(k: SortKernel, keys: string[], types: DialectTypes, params: IndexedSpec['params'], inputs: IndexedBuffer[]): IndexedSpec {
   const wide = keys.some((_, j) => radixKey(k, j, types, 'x').bits === 64);
   const kt = wide ? 'jx_u64' : 'jx_u32';
   const body: string[] = [
@@ -131,31 +129,31 @@ function cpuRank(k: SortKernel, keys: string[], types: DialectTypes, params: Ind
     '      order[(row + t) * post + c] = (int32_t)j;',
     '    }',
     '  }',
-    // the 'order' stage finishes the line here: the runs merged pairwise between order and scratch
-    ...(whole ? [
+    // the runs merged pairwise between order and scratch
+    ...[
       '  int32_t *jx_from = order, *jx_to = scratch;',
       '  for (jx_index w = width; w < n; w *= 2) {',
       ...cMergePass(k, keys, types, 'jx_to', 'jx_from', 'w').map((l) => `    ${l}`),
       '    int32_t *jx_t = jx_from; jx_from = jx_to; jx_to = jx_t;',
       '  }',
       '  if (jx_from != order) for (jx_index t = 0; t < n; t++) order[(row + t) * post + c] = jx_from[(row + t) * post + c];',
-    ] : []),
+    ],
     '}',
     'free(jx_keys);',
     'free(jx_pos);',
   );
   return {
-    label: `sort of each line into an order, a stable radix sort of (key, position) pairs (${k.numKeys} keys)${whole ? ', merged runs without scratch memory' : ''}`,
-    params, buffers: [order('order', true), ...(whole ? [order('scratch', true)] : []), ...inputs], setup: [],
+    label: `sort of each line into an order, a stable radix sort of (key, position) pairs (${k.numKeys} keys)`,
+    params, buffers: [order('order', true), order('scratch', true), ...inputs], setup: [],
     loops: [{ count: ['pre', 'post'], workPerElement: 'n', body }],
   };
 }
 
 /**
- * One pass of the C target's merge: the sorted runs of `width` in `source` merged pairwise into `dest`, each line's
- * pairs front to back (n steps a pass, where an element-wise binary search costs n log(width) scattered reads). A
- * pair already in order is copied; ties take the left run's element first (stable). Inside a loop over lines that
- * sets `c` and `row`.
+ * One pass of the CPU's merge (cpuOrder without scratch memory): the sorted runs of `width` in `source` merged
+ * pairwise into `dest`, each line's pairs front to back (n steps a pass, where an element-wise binary search costs
+ * n log(width) scattered reads). A pair already in order is copied; ties take the left run's element first (stable).
+ * Inside a loop over lines that sets `c` and `row`.
  */
 function cMergePass(k: SortKernel, keys: string[], types: DialectTypes, dest: string, source: string, width: string): string[] {
   const at = (q: string) => `[(row + ${q}) * post + c]`;
@@ -233,29 +231,14 @@ export function sortSpec(k: SortKernel, types: DialectTypes, dialect: Dialect): 
       };
     case 'order':
       if (dialect.target !== 'c') throw new Error(`render/sort: the 'order' stage is the CPU's (lower.ts lowers sorts for a GPU to rank and merge stages)`);
-      return cpuRank(k, keys, types, params, inputs, true);
+      return cpuOrder(k, keys, types, params, inputs);
     case 'rank':
-      if (dialect.target === 'c') return cpuRank(k, keys, types, params, inputs, false);
       return {
         label: `sort of runs of the width into an order, each element counting the ones before it (${k.numKeys} keys)`,
         params, buffers: [order('order', true), ...inputs], setup: [],
         loops: [{ count, workPerElement: 'width', body: [...rank, 'order[(row + s + rank) * post + c] = (int32_t)p;'] }],
       };
     case 'merge':
-      if (dialect.target === 'c') {
-        // on a CPU each line merges its pairs front to back (cMergePass)
-        return {
-          label: `merge of sorted runs of the width in pairs, one sequential merge per pair (${k.numKeys} keys)`,
-          params, buffers: [order('order', true), order('source', false), ...inputs], setup: [],
-          loops: [{
-            count: ['pre', 'post'], workPerElement: 'n',
-            body: [
-              'const jx_index c = i % post, row = i / post * n;',
-              ...cMergePass(k, keys, types, 'order', 'source', 'width'),
-            ],
-          }],
-        };
-      }
       return {
         label: `merge of sorted runs of the width in pairs, each element binary-searching the other run (${k.numKeys} keys)`,
         params, buffers: [order('order', true), order('source', false), ...inputs], setup: [],
