@@ -203,9 +203,12 @@ ${indent(rowBody, 4)}
 }`;
 }
 
+/** Windows of at least this many taps take gemmPerPixel on the CPU (lower.ts copies their kernel operand canonical). */
+export const CONV_GEMM_MIN_TAPS = 64;
+
 /**
- * A float32 convolution with a large window (taps >= 64: the kernel gradient of a convolution, whose window is the
- * image) as a GEMM per output pixel and group, C[n, o] += A[n, k] B[k, o] (jaxon_gemm.h's packed kernel), where k
+ * A float32 convolution with a large window (CONV_GEMM_MIN_TAPS taps or more: the kernel gradient of a convolution,
+ * whose window is the image) as a GEMM per output pixel and group, C[n, o] += A[n, k] B[k, o] (jaxon_gemm.h), where k
  * runs over the in-bounds taps of the last spatial dim and the input features (one GEMM per in-bounds tap of the other
  * dims): the direct tiles stream the whole kernel operand through every 4-pixel tile, which such a shape makes a
  * few hundred passes over it. Taken at run time when the layout gives k one stride on both sides (features
@@ -213,9 +216,6 @@ ${indent(rowBody, 4)}
  * output-feature stride in out, no lhs dilation); else the direct tiles run. Each output element sums its
  * in-bounds taps in order, blocks of KC from zero: results do not depend on the thread count.
  */
-/** Windows of at least this many taps take gemmPerPixel on the CPU (lower.ts copies their kernel operand canonical). */
-export const CONV_GEMM_MIN_TAPS = 64;
-
 function gemmPerPixel(r: number): string[] {
   const last = r - 1;
   const outer = range(last);
