@@ -7,22 +7,10 @@
 // the same sum as its input), the convolution at a corner and an inner
 // pixel against float64 sums of its inputs, the solve by its residual.
 import * as jax from '../../lib/index.js';
-import { randomNormal, shapeLabel, type Prepared, type SizeSpec, type Workload } from './measure.js';
+import { jitted, randomNormal, shapeLabel, type SizeSpec, type Workload } from './measure.js';
 
 const { numpy: jnp, lax } = jax;
 type Array = jax.Array;
-
-/** A jitted function of fixed inputs, timed; the inputs are freed with the workload. */
-function jitted(fn: (...args: Array[]) => Array, inputs: Array[], check: (out: Array, inputs: Array[]) => string | null): Prepared {
-  const f = jax.jit(fn);
-  return {
-    step: () => f(...inputs),
-    inputs,
-    check: (out: unknown) => check(out as Array, inputs),
-    extra: () => ({ kernels: f.kernelCount(...inputs) }),
-    dispose: () => inputs.forEach((x) => x.dispose()),
-  };
-}
 
 /** The whole output in order, and its sum equal to the input's (float64 sums of the same values in another order). */
 export function checkSorted(out: Array, x: Array): string | null {

@@ -7,7 +7,7 @@
 // against a JS reference, so a fast wrong kernel cannot pass.
 import * as jax from '../../lib/index.js';
 import {
-  SHORT_DTYPE, bytesLabel, compareClose, countLabel, disposeTree, headOf, randomNormal, shapeLabel,
+  SHORT_DTYPE, bytesLabel, compareClose, countLabel, headOf, jitted, randomNormal, shapeLabel,
   type Prepared, type SizeSpec, type Workload,
 } from './measure.js';
 import { breadthWorkloads } from './breadth.js';
@@ -62,18 +62,6 @@ function columnsOf(x: Array, count: number): number[][] {
   const n = Math.min(count, x.shape[1]!);
   const flat = jax.tidy(() => x.index(null, [0, n]).astype('float32').dataSync());
   return Array.from({ length: n }, (_, c) => Array.from({ length: x.shape[0]! }, (_, r) => flat[r * n + c]!));
-}
-
-/** A jitted function of fixed inputs, timed; the inputs are freed with the workload. */
-function jitted(fn: (...args: Array[]) => unknown, inputs: Array[], check?: (out: Array, inputs: Array[]) => string | null): Prepared {
-  const f = jax.jit(fn);
-  return {
-    step: () => f(...inputs),
-    inputs,
-    ...(check ? { check: (out: unknown) => check(out as Array, inputs) } : {}),
-    extra: () => ({ kernels: f.kernelCount(...inputs) }),
-    dispose: () => disposeTree(inputs),
-  };
 }
 
 /** x @ w (+ b, gelu) checked on a 2×8 corner against float64 sums of the rounded inputs. */

@@ -191,6 +191,18 @@ export function summarize(samples: readonly number[]): Pick<Row, 'median_ms' | '
 
 // ---- the timing loop ----
 
+/** A jitted function of fixed inputs, timed; the inputs are freed with the workload. */
+export function jitted(fn: (...args: Array[]) => unknown, inputs: Array[], check?: (out: Array, inputs: Array[]) => string | null): Prepared {
+  const f = jax.jit(fn);
+  return {
+    step: () => f(...inputs),
+    inputs,
+    ...(check ? { check: (out: unknown) => check(out as Array, inputs) } : {}),
+    extra: () => ({ kernels: f.kernelCount(...inputs) }),
+    dispose: () => disposeTree(inputs),
+  };
+}
+
 /**
  * Warm-up calls (the first compiles), one checked call, then timed calls:
  * at least min_n, at most max_n, stopping once budget_s of timed calls has passed.
