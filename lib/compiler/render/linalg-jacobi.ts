@@ -31,7 +31,7 @@ import { orthogonalBuffers, rotation } from './linalg-eig.js';
 /** Scalars the spec spells per dtype. */
 interface Spelling { T: string; sqrt: string; fabs: string; copysign: string; eps: string; one: string; zero: string }
 
-function spelling(k: OrthogonalKernel): Spelling {
+export function spelling(k: OrthogonalKernel): Spelling {
   const f32 = k.dtype === 'float32';
   return {
     T: f32 ? 'float' : 'double', sqrt: f32 ? 'sqrtf' : 'sqrt', fabs: f32 ? 'fabsf' : 'fabs', copysign: f32 ? 'copysignf' : 'copysign',
@@ -43,7 +43,7 @@ function spelling(k: OrthogonalKernel): Spelling {
  * Pair `k` of round `r` of the tournament of NP players (NP - 1 is the fixed one; for odd n it is the dummy n), as C
  * declarations of p < q. The round's first phase stores them for the updates (an integer division each is dear).
  */
-function pair(k: string): string {
+export function pair(k: string): string {
   return `const jx_index jx_i = ${k} == 0 ? NP - 1 : (r + ${k}) % (NP - 1), jx_j = ${k} == 0 ? r : (r + NP - 1 - ${k}) % (NP - 1), `
     + 'p = jx_i < jx_j ? jx_i : jx_j, q = jx_i < jx_j ? jx_j : jx_i;';
 }

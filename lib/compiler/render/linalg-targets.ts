@@ -118,6 +118,7 @@ export function linalgC(k: LinalgKernel, name: string): string {
 
 /** The C translation unit's function for lax.linalg.eigh / svd (render/linalg-jacobi.ts): a matrix per thread. */
 export function jacobiC(k: OrthogonalKernel, name: string): string {
+  if (k.jacobi) throw new Error(`render/c: ${name} is a stage of the CUDA multi-block Jacobi (lower-jacobi.ts lowers it for 'cuda' only)`);
   return specC(jacobiSpec(k), name, { functions: '', dispatch: [] });
 }
 

@@ -1,0 +1,146 @@
+// The GPU's multi-block eigh (render/linalg-jacobi-cuda.ts: the one-block
+// kernel's round-robin rounds spread over many blocks, a launch per round)
+// against the one-block kernel (render/linalg-jacobi.ts): the same
+// operations per entry, so the same bits, eigenvalues and vectors, signs and
+// order included. Forced onto small matrices with
+// JAXON_CUDA_MULTIBLOCK_JACOBI (odd and even n, batched, both triangles,
+// unsorted, float32 and float64), plus invariants (a·v = v·diag(w),
+// orthonormal v, ascending w) and NaN inputs, which must end as the one-block
+// kernel's do instead of hanging. On the CPU
+// the plan alone is checked (cross-lowering for CUDA): the C target never
+// takes the path.
+import test, { type ExecutionContext } from 'ava';
+import * as jax from '../lib/index.js';
+import type { Array } from '../lib/core/array.js';
+import type { DType } from '../lib/core/dtype.js';
+import { numpy as jnp, lax } from '../lib/index.js';
+import { lowerPrimitive } from '../lib/compiler/lower.js';
+import { CUDA_BLOCKED_MAX_BATCH } from '../lib/compiler/render/linalg-cuda-blocked.js';
+import { CUDA_JACOBI_MIN, JACOBI_MAX_SWEEPS } from '../lib/compiler/render/linalg-jacobi-cuda.js';
+import { randomValues } from './helpers/oracle.js';
+import { withX64 } from './helpers/x64.js';
+
+const onCuda = process.env['JAXON_TEST_PLATFORM'] === 'cuda';
+const VARIABLE = 'JAXON_CUDA_MULTIBLOCK_JACOBI';
+
+/** `fn` with the multi-block threshold at `min` (undefined: the default), restored after. */
+function withThreshold<T>(min: string | undefined, fn: () => T): T {
+  const saved = process.env[VARIABLE];
+  if (min === undefined) delete process.env[VARIABLE];
+  else process.env[VARIABLE] = min;
+  try {
+    return fn();
+  } finally {
+    if (saved === undefined) delete process.env[VARIABLE];
+    else process.env[VARIABLE] = saved;
+  }
+}
+
+const symmetric = (n: number, seed: number): number[] => {
+  const a = randomValues(n * n, seed);
+  return a.map((_, e) => (a[e]! + a[(e % n) * n + Math.floor(e / n)]!) / 2);
+};
+
+/** The stages of eigh's CUDA plan over [..., n, n] (the state's zeros as 'elementwise'). */
+function stages(shape: number[], dtype: DType = 'float32'): string[] {
+  const x = { shape, dtype, weakType: false };
+  return lowerPrimitive('eigh', [x], [], { lower: true, sortEigenvalues: true }, 'cuda').launches
+    .map((l) => (l.kernel.kind === 'orthogonal' ? l.kernel.jacobi?.stage ?? 'one block per matrix' : l.kernel.kind));
+}
+
+test('the CUDA plan: a block per matrix below the threshold and above the batch cap, else 60 sweeps of the test and n - 1 (n odd: n) rounds', (t) => {
+  withThreshold(undefined, () => {
+    t.deepEqual(stages([CUDA_JACOBI_MIN - 1, CUDA_JACOBI_MIN - 1]), ['one block per matrix']);
+    t.is(stages([CUDA_JACOBI_MIN, CUDA_JACOBI_MIN]).filter((s) => s === 'round').length, JACOBI_MAX_SWEEPS * (CUDA_JACOBI_MIN - 1));
+  });
+  withThreshold('5', () => {
+    const sweep = (rounds: number) => ['norms', 'test', ...globalThis.Array<string>(rounds).fill('round')];
+    t.deepEqual(stages([2, 5, 5]), ['elementwise', 'init', ...globalThis.Array.from({ length: JACOBI_MAX_SWEEPS }, () => sweep(5)).flat(), 'sort', 'permute']);
+    t.is(stages([6, 6], 'float64').filter((s) => s === 'round').length, JACOBI_MAX_SWEEPS * 5);
+    t.deepEqual(stages([4, 4]), ['one block per matrix']);
+    t.deepEqual(stages([CUDA_BLOCKED_MAX_BATCH + 1, 8, 8]), ['one block per matrix']);
+    // the C target and svd keep their one launch
+    const x = { shape: [8, 8], dtype: 'float32' as const, weakType: false };
+    t.is(lowerPrimitive('eigh', [x], [], { lower: true, sortEigenvalues: true }, 'cpu').launches.length, 1);
+    t.is(lowerPrimitive('svd', [x], [], { fullMatrices: true, computeUv: true }, 'cuda').launches.length, 1);
+  });
+  withThreshold('0', () => t.throws(() => stages([8, 8]), { message: /JAXON_CUDA_MULTIBLOCK_JACOBI: expected MIN \(an integer >= 1\), got "0"/ }));
+});
+
+const bits = (x: Array): string => Buffer.from(x.dataSync().buffer).toString('hex');
+
+function assertInvariants(t: ExecutionContext, label: string, input: number[], v: number[], w: number[], n: number, batch: number, atol: number): void {
+  for (let b = 0; b < batch; b++) {
+    const at = (h: number[], i: number, j: number) => h[b * n * n + i * n + j]!;
+    let residual = 0;
+    let orthogonality = 0;
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j < n; j++) {
+        let av = 0;
+        let vv = 0;
+        for (let k = 0; k < n; k++) { av += at(input, i, k) * at(v, k, j); vv += at(v, k, i) * at(v, k, j); }
+        residual = Math.max(residual, Math.abs(av - at(v, i, j) * w[b * n + j]!));
+        orthogonality = Math.max(orthogonality, Math.abs(vv - (i === j ? 1 : 0)));
+      }
+      if (i > 0) t.true(w[b * n + i]! >= w[b * n + i - 1]!, `${label}: matrix ${b}: eigenvalues ascending`);
+    }
+    t.true(residual <= atol * 50, `${label}: matrix ${b}: |a·v - v·diag(w)| = ${residual}`);
+    t.true(orthogonality <= atol, `${label}: matrix ${b}: |vᵀv - I| = ${orthogonality}`);
+  }
+}
+
+interface Case { label: string; dtype: DType; batch: number[]; n: number; lower: boolean; sort: boolean }
+const cases: Case[] = [
+  { label: 'float32, n = 9 (odd: a dummy index)', dtype: 'float32', batch: [], n: 9, lower: true, sort: true },
+  { label: 'float32, batch of 3, n = 6, upper triangle', dtype: 'float32', batch: [3], n: 6, lower: false, sort: true },
+  { label: 'float64, n = 33 (tiles of 16 x 16 pairs, 4 per matrix)', dtype: 'float64', batch: [], n: 33, lower: true, sort: true },
+  { label: 'float64, batch of 2, n = 10, unsorted', dtype: 'float64', batch: [2], n: 10, lower: true, sort: false },
+];
+
+(onCuda ? test.serial : test.skip)('multi-block eigh == the one-block kernel, bit for bit (odd n, batched, upper, unsorted, float32 and float64)', (t) => {
+  withX64(true, () => {
+    for (const c of cases) {
+      const batch = c.batch.reduce((a, b) => a * b, 1);
+      // not symmetric: each triangle gives another matrix, so reading the wrong one fails
+      const values = [...globalThis.Array(batch).keys()].flatMap((b) => randomValues(c.n * c.n, 20 + b));
+      const x = lax.reshape(jnp.array(values, { dtype: c.dtype }), [...c.batch, c.n, c.n]);
+      const run = () => jax.jit((a: Array) => lax.linalg.eigh(a, { symmetrizeInput: false, lower: c.lower, sortEigenvalues: c.sort }));
+      const one = withThreshold(undefined, () => run()(x));
+      const multiFn = withThreshold(String(c.n), () => run());
+      const compiled = withThreshold(String(c.n), () => multiFn.lower(x).compile().kernels().map((k) => k.name));
+      t.true(compiled.some((name) => name.includes('_multiblock_round')), `${c.label}: the multi-block stages (${compiled.join(', ')})`);
+      const multi = withThreshold(String(c.n), () => multiFn(x));
+      t.is(bits(multi[1]!), bits(one[1]!), `${c.label}: eigenvalues bit for bit`);
+      t.is(bits(multi[0]!), bits(one[0]!), `${c.label}: eigenvectors bit for bit`);
+      // the triangle it read, symmetrized, is what v and w decompose
+      const input = values.map((_, e) => {
+        const b = Math.floor(e / (c.n * c.n));
+        const i = Math.floor(e / c.n) % c.n;
+        const j = e % c.n;
+        const [r, s] = c.lower === i >= j ? [i, j] : [j, i];
+        return values[b * c.n * c.n + r * c.n + s]!;
+      });
+      const w = globalThis.Array.from(multi[1]!.dataSync(), Number);
+      if (c.sort) assertInvariants(t, c.label, input, globalThis.Array.from(multi[0]!.dataSync(), Number), w, c.n, batch, c.dtype === 'float32' ? 2e-5 : 1e-12);
+    }
+  });
+});
+
+(onCuda ? test.serial : test.skip)('multi-block eigh of matrices with a NaN ends as the one-block kernel does, beside a good matrix in the batch', (t) => {
+  // a NaN on the diagonal makes the whole mass NaN, one below it the off-diagonal mass: either way the first test
+  // (!(off > tol)) stops the sweeps at once, the first with a NaN eigenvalue, the second with the diagonal's values
+  const n = 8;
+  const values = [...symmetric(n, 40), ...symmetric(n, 41), ...symmetric(n, 42)];
+  values[5 * n + 5] = NaN;
+  values[2 * n * n + 5 * n + 3] = NaN; // in the lower triangle, the one read
+  const x = lax.reshape(jnp.array(values, { dtype: 'float32' }), [3, n, n]);
+  const run = () => jax.jit((a: Array) => lax.linalg.eigh(a, { symmetrizeInput: false }));
+  const one = withThreshold(undefined, () => run()(x));
+  const multi = withThreshold(String(n), () => run()(x));
+  t.is(bits(multi[1]!), bits(one[1]!));
+  t.is(bits(multi[0]!), bits(one[0]!));
+  const w = globalThis.Array.from(multi[1]!.dataSync(), Number);
+  t.true(w.slice(0, n).some(Number.isNaN), `the NaN on the diagonal: ${w.slice(0, n)}`);
+  t.true(w.slice(n, 2 * n).every(Number.isFinite), `the good matrix: ${w.slice(n, 2 * n)}`);
+  t.deepEqual(w.slice(2 * n), values.slice(2 * n * n).filter((_, e) => e % (n + 1) === 0).map(Math.fround).sort((a, b) => a - b), 'the NaN below the diagonal: its diagonal, sorted');
+});
