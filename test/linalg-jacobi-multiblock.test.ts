@@ -1,8 +1,9 @@
-// The GPU's multi-block eigh (render/linalg-jacobi-cuda.ts: the one-block
-// kernel's round-robin rounds spread over many blocks, a launch per round)
-// against the one-block kernel (render/linalg-jacobi.ts): the same
-// operations per entry, so the same bits, eigenvalues and vectors, signs and
-// order included. Forced onto small matrices with
+// The GPU's multi-block eigh and svd (render/linalg-jacobi-cuda.ts: the
+// one-block kernel's round-robin rounds spread over many blocks, a launch or
+// two per round) against the one-block kernel (render/linalg-jacobi.ts): the
+// same operations per entry, so the same bits, values and vectors, signs and
+// order included; svd tall, wide, full, reduced, values only, with a
+// rank-deficient matrix (U completed by the one-block kernel's tail). Forced onto small matrices with
 // JAXON_CUDA_MULTIBLOCK_JACOBI (odd and even n, batched, both triangles,
 // unsorted, float32 and float64), plus invariants (a·v = v·diag(w),
 // orthonormal v, ascending w) and NaN inputs, which must end as the one-block
@@ -48,7 +49,7 @@ function stages(shape: number[], dtype: DType = 'float32'): string[] {
     .map((l) => (l.kernel.kind === 'orthogonal' ? l.kernel.jacobi?.stage ?? 'one block per matrix' : l.kernel.kind));
 }
 
-test('the CUDA plan: a block per matrix below the threshold and above the batch cap, else 60 sweeps of the test and n - 1 (n odd: n) rounds', (t) => {
+test('the CUDA plan: a block per matrix below the threshold and above the batch cap, else 60 sweeps of n - 1 (n odd: n) rounds and the test', (t) => {
   withThreshold(undefined, () => {
     t.deepEqual(stages([CUDA_JACOBI_MIN - 1, CUDA_JACOBI_MIN - 1]), ['one block per matrix']);
     t.is(stages([CUDA_JACOBI_MIN, CUDA_JACOBI_MIN]).filter((s) => s === 'round').length, JACOBI_MAX_SWEEPS * (CUDA_JACOBI_MIN - 1));
@@ -59,10 +60,16 @@ test('the CUDA plan: a block per matrix below the threshold and above the batch 
     t.is(stages([6, 6], 'float64').filter((s) => s === 'round').length, JACOBI_MAX_SWEEPS * 5);
     t.deepEqual(stages([4, 4]), ['one block per matrix']);
     t.deepEqual(stages([CUDA_BLOCKED_MAX_BATCH + 1, 8, 8]), ['one block per matrix']);
-    // the C target and svd keep their one launch
+    // the C target keeps its one launch
     const x = { shape: [8, 8], dtype: 'float32' as const, weakType: false };
     t.is(lowerPrimitive('eigh', [x], [], { lower: true, sortEigenvalues: true }, 'cpu').launches.length, 1);
-    t.is(lowerPrimitive('svd', [x], [], { fullMatrices: true, computeUv: true }, 'cuda').launches.length, 1);
+    t.is(lowerPrimitive('svd', [x], [], { fullMatrices: true, computeUv: true }, 'cpu').launches.length, 1);
+    // svd by min(m, n): per round its rotations then their application, a test after each sweep, the one-block tail
+    const svd = (shape: number[]) => lowerPrimitive('svd', [{ shape, dtype: 'float32', weakType: false }], [], { fullMatrices: false, computeUv: true }, 'cuda').launches
+      .map((l) => (l.kernel.kind === 'orthogonal' ? l.kernel.jacobi?.stage ?? 'one block per matrix' : l.kernel.kind));
+    const svdSweep = [...globalThis.Array.from({ length: 5 }, () => ['svd_rotations', 'svd_apply']).flat(), 'svd_test'];
+    t.deepEqual(svd([9, 5]), ['elementwise', 'svd_init', ...globalThis.Array.from({ length: JACOBI_MAX_SWEEPS }, () => svdSweep).flat(), 'svd_finish']);
+    t.deepEqual(svd([4, 9]), ['one block per matrix']);
   });
   withThreshold('0', () => t.throws(() => stages([8, 8]), { message: /JAXON_CUDA_MULTIBLOCK_JACOBI: expected MIN \(an integer >= 1\), got "0"/ }));
 });
@@ -143,4 +150,71 @@ const cases: Case[] = [
   t.true(w.slice(0, n).some(Number.isNaN), `the NaN on the diagonal: ${w.slice(0, n)}`);
   t.true(w.slice(n, 2 * n).every(Number.isFinite), `the good matrix: ${w.slice(n, 2 * n)}`);
   t.deepEqual(w.slice(2 * n), values.slice(2 * n * n).filter((_, e) => e % (n + 1) === 0).map(Math.fround).sort((a, b) => a - b), 'the NaN below the diagonal: its diagonal, sorted');
+});
+
+interface SvdCase { label: string; dtype: DType; shape: number[]; fullMatrices: boolean; computeUv: boolean }
+const svdCases: SvdCase[] = [
+  { label: 'float32, batch of 2, tall 9 x 6, full', dtype: 'float32', shape: [2, 9, 6], fullMatrices: true, computeUv: true },
+  { label: 'float64, wide 7 x 11, reduced', dtype: 'float64', shape: [7, 11], fullMatrices: false, computeUv: true },
+  { label: 'float64, tall 34 x 33 (two blocks of pairs), reduced', dtype: 'float64', shape: [34, 33], fullMatrices: false, computeUv: true },
+  { label: 'float32, wide 5 x 8, values only', dtype: 'float32', shape: [5, 8], fullMatrices: false, computeUv: false },
+];
+
+(onCuda ? test.serial : test.skip)('multi-block svd == the one-block kernel, bit for bit (tall, wide, batched, full, reduced, values only, float32 and float64)', (t) => {
+  withX64(true, () => {
+    for (const c of svdCases) {
+      const [m, n] = c.shape.slice(-2) as [number, number];
+      const count = c.shape.reduce((a, b) => a * b, 1);
+      const values = randomValues(count, 60 + m);
+      // the second matrix of a batch of rank 2: zero singular values, U completed by Gram-Schmidt
+      if (c.shape.length === 3) {
+        const b = randomValues(m * 2, 70);
+        const d = randomValues(2 * n, 71);
+        for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) values[m * n + i * n + j] = b[i * 2]! * d[j]! + b[i * 2 + 1]! * d[n + j]!;
+      }
+      const x = lax.reshape(jnp.array(values, { dtype: c.dtype }), c.shape);
+      const options = { fullMatrices: c.fullMatrices, computeUv: c.computeUv };
+      const run = () => jax.jit((a: Array) => lax.linalg.svd(a, options) as Array | Array[]);
+      const flat = (o: Array | Array[]) => (o instanceof globalThis.Array ? o : [o]);
+      const one = flat(withThreshold(undefined, () => run()(x)));
+      const min = String(Math.min(m, n));
+      const multiFn = withThreshold(min, () => run());
+      const compiled = withThreshold(min, () => multiFn.lower(x).compile().kernels().map((k) => k.name));
+      t.true(compiled.some((name) => name.includes('_multiblock_svd_apply')), `${c.label}: the multi-block stages (${compiled.join(', ')})`);
+      const multi = flat(withThreshold(min, () => multiFn(x)));
+      t.is(multi.length, c.computeUv ? 3 : 1);
+      multi.forEach((o, i) => t.is(bits(o), bits(one[i]!), `${c.label}: output ${i} bit for bit`));
+      const s = globalThis.Array.from(multi[c.computeUv ? 1 : 0]!.dataSync(), Number);
+      const k = Math.min(m, n);
+      t.true(s.every((v, e) => e % k === 0 || v <= s[e - 1]!), `${c.label}: singular values descending`);
+      if (!c.computeUv) continue;
+      // u·diag(s)·vt = x
+      const u = globalThis.Array.from(multi[0]!.dataSync(), Number);
+      const vt = globalThis.Array.from(multi[2]!.dataSync(), Number);
+      const uc = c.fullMatrices ? m : k;
+      const vr = c.fullMatrices ? n : k;
+      let worst = 0;
+      for (let b = 0; b < count / (m * n); b++) {
+        for (let i = 0; i < m; i++) {
+          for (let j = 0; j < n; j++) {
+            let sum = 0;
+            for (let q = 0; q < k; q++) sum += u[b * m * uc + i * uc + q]! * s[b * k + q]! * vt[b * vr * n + q * n + j]!;
+            worst = Math.max(worst, Math.abs(sum - values[b * m * n + i * n + j]!));
+          }
+        }
+      }
+      t.true(worst <= (c.dtype === 'float32' ? 1e-4 : 1e-11), `${c.label}: |u·diag(s)·vt - x| = ${worst}`);
+    }
+  });
+});
+
+(onCuda ? test.serial : test.skip)('multi-block svd of a matrix with a NaN ends as the one-block kernel does', (t) => {
+  const values = randomValues(6 * 5, 80);
+  values[7] = NaN;
+  const x = lax.reshape(jnp.array(values, { dtype: 'float32' }), [6, 5]);
+  const run = () => jax.jit((a: Array) => lax.linalg.svd(a, { computeUv: false }));
+  const one = withThreshold(undefined, () => run()(x));
+  const multi = withThreshold('5', () => run()(x));
+  t.is(bits(multi), bits(one));
+  t.true(globalThis.Array.from(multi.dataSync(), Number).some(Number.isNaN));
 });

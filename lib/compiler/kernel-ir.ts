@@ -287,14 +287,15 @@ export interface OrthogonalKernel {
   lower: boolean;
   sort: boolean;
   /**
-   * CUDA only: one stage of the multi-block eigh for large matrices (render/linalg-jacobi-cuda.ts; lower-jacobi.ts
-   * lowers the sequence): buffers v, w, work [3n² + 2P + n], state (int32 ticket counters, then per matrix whether it
-   * converged and its sweeps), x.
+   * CUDA only: one stage of the multi-block eigh or svd for large matrices (render/linalg-jacobi-cuda.ts;
+   * lower-jacobi.ts lowers the sequence). eigh: v, w, work [3n² + 2P + n], state (int32 ticket counters, then per
+   * matrix whether it converged and its sweeps), x; svd: the one-block buffers with the state before x (its
+   * svd_finish: the one-block buffers).
    */
   jacobi?: { stage: JacobiStage };
 }
 
-export type JacobiStage = 'init' | 'norms' | 'test' | 'round' | 'sort' | 'permute';
+export type JacobiStage = 'init' | 'norms' | 'test' | 'round' | 'sort' | 'permute' | 'svd_init' | 'svd_rotations' | 'svd_apply' | 'svd_test' | 'svd_finish';
 
 /**
  * A dense factorization or solve of each matrix of a batch (lax.linalg; render/linalg.ts): one matrix per CUDA thread

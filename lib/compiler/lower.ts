@@ -358,7 +358,7 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   top_k: (ins, _outs, { k }, target) => lowerTopK(ins[0]!, k, target),
   qr: (ins, _outs, { fullMatrices }) => lowerLinalg('qr', ins[0]!, { fullMatrices }),
   eigh: (ins, _outs, { lower, sortEigenvalues }, target) => lowerLinalg('eigh', ins[0]!, { lower, sort: sortEigenvalues }, target),
-  svd: (ins, _outs, { fullMatrices, computeUv }) => lowerLinalg('svd', ins[0]!, { fullMatrices, computeUv }),
+  svd: (ins, _outs, { fullMatrices, computeUv }, target) => lowerLinalg('svd', ins[0]!, { fullMatrices, computeUv }, target),
   cholesky: (ins, _outs, _params, target) => lowerCholesky(ins[0]!, target),
   triangular_solve: (ins, _outs, params, target) => lowerTriangularSolve(ins[0]!, ins[1]!, params, target),
   lu: (ins, _outs, _params, target) => lowerLu(ins[0]!, target),
@@ -473,9 +473,6 @@ function lowerLinalg(op: 'qr' | 'eigh' | 'svd', x: ShapedArray, flags: { fullMat
   };
   const plan: Plan = { launches: [], temps: [], aliases: new Map() };
   if (batch === 0) return plan;
-  // large matrices on CUDA: the same rounds over many blocks (render/linalg-jacobi-cuda.ts)
-  const multiblock = target === 'cuda' ? lowerJacobiMultiblock(kernel as OrthogonalKernel, batch, m, n) : null;
-  if (multiblock) return multiblock;
   const big = Math.max(m, n);
   const small = Math.min(m, n);
   // eigh's work and svd's rotations carry the Jacobi rounds' scratch after the matrix (render/linalg-jacobi.ts)
@@ -483,6 +480,9 @@ function lowerLinalg(op: 'qr' | 'eigh' | 'svd', x: ShapedArray, flags: { fullMat
   const eighWork = n * n + 6 * pairs(n) + n;
   const svdRot = small * small + 5 * pairs(small) + small;
   const temps = op === 'qr' ? [m * n, small] : op === 'eigh' ? [eighWork] : kernel.computeUv ? [big * small, svdRot, big * big] : [big * small, svdRot];
+  // large matrices on CUDA: the same rounds over many blocks (render/linalg-jacobi-cuda.ts)
+  const multiblock = target === 'cuda' ? lowerJacobiMultiblock(kernel as OrthogonalKernel, batch, m, n, temps) : null;
+  if (multiblock) return multiblock;
   const temp = (index: number): BufferRef => ({ kind: 'temp', index });
   // a temp of 0 elements still gets a buffer: the kernel's pointer arithmetic on it is never dereferenced
   for (const size of temps) plan.temps.push({ dtype: x.dtype, size: Math.max(1, batch * size) });

@@ -30,7 +30,8 @@ import type { JacobiStage, OrthogonalKernel } from '../kernel-ir.js';
 import { type RenderedKernel, indent, indexType, int } from './cuda-common.js';
 import { CUDA_TYPES } from './expr.js';
 import { rotation } from './linalg-eig.js';
-import { pair, spelling } from './linalg-jacobi.js';
+import { pair, spelling, svdFinishSpec } from './linalg-jacobi.js';
+import { jacobiCuda } from './linalg-targets.js';
 import { CUDA_BLOCKED_MAX_BATCH } from './linalg-cuda-blocked.js';
 
 /**
@@ -40,9 +41,9 @@ import { CUDA_BLOCKED_MAX_BATCH } from './linalg-cuda-blocked.js';
 export const CUDA_JACOBI_MIN = 256;
 /** Sweeps before giving up, as render/linalg-jacobi.ts's loop. */
 export const JACOBI_MAX_SWEEPS = 60;
-/** The state buffer: a ticket slot per ticketed stage, then per matrix [converged, sweeps run]. */
+/** The state buffer: a ticket slot per ticketed stage, then per matrix [converged, sweeps run (eigh)]. */
 export const JACOBI_TICKETS = 8;
-const TICKET_SLOT: Partial<Record<JacobiStage, number>> = { norms: 0, round: 1 };
+const TICKET_SLOT: Partial<Record<JacobiStage, number>> = { norms: 0, round: 1, svd_rotations: 2 };
 /** Pairs along each side of a round's tile (TP x TP threads, one per 2 x 2 block). */
 const TILE_PAIRS = 16;
 
@@ -58,9 +59,9 @@ export function cudaJacobiMin(): number {
   return min;
 }
 
-/** Whether a kernel's matrices take the multi-block path on the GPU (eigh only so far: svd keeps a block per matrix). */
+/** Whether a kernel's matrices take the multi-block path on the GPU (eigh, and svd by min(m, n)). */
 export function cudaJacobiMultiblock(k: OrthogonalKernel, batch: number, m: number, n: number): boolean {
-  if (k.op !== 'eigh' || (k.dtype !== 'float32' && k.dtype !== 'float64')) return false;
+  if (k.op === 'qr' || (k.dtype !== 'float32' && k.dtype !== 'float64')) return false;
   return batch >= 1 && batch <= CUDA_BLOCKED_MAX_BATCH && Math.min(m, n) >= cudaJacobiMin();
 }
 
@@ -70,21 +71,40 @@ const pairsOf = (n: number) => Math.floor((n + 1) / 2);
 export const eighMultiblockWork = (n: number): number => 3 * n * n + 2 * pairsOf(n) + n;
 export const jacobiStateSize = (batch: number): number => JACOBI_TICKETS + 2 * batch;
 
-/** The launch order of the stages, after the state's zeros (lower-jacobi.ts). */
-export function jacobiSchedule(n: number): JacobiStage[] {
+/** svd's rotation storage per matrix (render/linalg-jacobi.ts svdRot): V (N²), cos, sin, p, q, rotated (P each), PERM (N). */
+const svdRotSize = (N: number): number => N * N + 5 * pairsOf(N) + N;
+
+/** The launch order of the stages, after the state's zeros (lower-jacobi.ts); svd's over N = min(m, n). */
+export function jacobiSchedule(op: 'eigh' | 'svd', n: number): JacobiStage[] {
   const rounds = 2 * pairsOf(n) - 1;
+  if (op === 'svd') {
+    // the one-block kernel tests after a sweep: whether any pair rotated
+    const out: JacobiStage[] = ['svd_init'];
+    for (let s = 0; s < JACOBI_MAX_SWEEPS; s++) {
+      for (let r = 0; r < rounds; r++) out.push('svd_rotations', 'svd_apply');
+      out.push('svd_test');
+    }
+    out.push('svd_finish');
+    return out;
+  }
   const out: JacobiStage[] = ['init'];
   for (let s = 0; s < JACOBI_MAX_SWEEPS; s++) out.push('norms', 'test', ...Array<JacobiStage>(rounds).fill('round'));
   out.push('sort', 'permute');
   return out;
 }
 
-/** The buffers of a stage: eigh's v, w, work, then the state (int32, not per matrix), then x. */
+/**
+ * The buffers of a stage: the one-block kernel's outputs and working storage (eigh: v, w, work; svd: s, (u, vt,) work,
+ * rot, (basis)), then the state (int32, not per matrix), then x; svd's finish is the one-block kernel's tail and takes
+ * that kernel's buffers (no state).
+ */
 export function jacobiMultiblockBuffers(k: OrthogonalKernel): { name: string; dtype: DType; output: boolean }[] {
+  const outputs = k.op === 'eigh' ? 3 : k.computeUv ? 6 : 3;
+  const state = k.jacobi?.stage !== 'svd_finish';
   return [
-    { name: 'jx_arg0', dtype: k.dtype, output: true }, { name: 'jx_arg1', dtype: k.dtype, output: true },
-    { name: 'jx_arg2', dtype: k.dtype, output: true }, { name: 'jx_arg3', dtype: 'int32', output: true },
-    { name: 'jx_arg4', dtype: k.dtype, output: false },
+    ...[...Array(outputs).keys()].map((i) => ({ name: `jx_arg${i}`, dtype: k.dtype, output: true })),
+    ...(state ? [{ name: `jx_arg${outputs}`, dtype: 'int32' as DType, output: true }] : []),
+    { name: `jx_arg${outputs + (state ? 1 : 0)}`, dtype: k.dtype, output: false },
   ];
 }
 
@@ -93,7 +113,8 @@ const ceilDiv = (a: number, b: number) => Math.ceil(a / b);
 /** The CUDA body of one stage of the multi-block eigh at the exact params [batch, n, n]. */
 export function jacobiMultiblockCuda(k: OrthogonalKernel, params: readonly number[]): RenderedKernel {
   const stage = k.jacobi!.stage;
-  if (k.op !== 'eigh') throw new Error(`render/cuda: the multi-block Jacobi path has no ${k.op} (it keeps a block per matrix)`);
+  if (k.op === 'svd') return svdMultiblockCuda(k, params);
+  if (k.op !== 'eigh') throw new Error(`render/cuda: the multi-block Jacobi path has no ${k.op}`);
   const [batch, , n] = params as [number, number, number];
   const { T, sqrt, fabs, copysign, eps, one, zero } = spelling(k);
   const P = pairsOf(n);
@@ -239,5 +260,107 @@ export function jacobiMultiblockCuda(k: OrthogonalKernel, params: readonly numbe
       return elementwise([k.sort ? 'v[e] = V[a * n + (jx_index)PERM[c]];' : 'v[e] = V[e];'], k.sort ? 'V\'s columns in the eigenvalues\' order, a thread per entry' : 'V, a thread per entry');
     default:
       throw new Error(`render/cuda: the multi-block eigh has no stage ${JSON.stringify(stage)}`);
+  }
+}
+
+/** The CUDA body of one stage of the multi-block svd (one-sided Jacobi) at the exact params [batch, m, n]. */
+function svdMultiblockCuda(k: OrthogonalKernel, params: readonly number[]): RenderedKernel {
+  const stage = k.jacobi!.stage;
+  // the tail (norms, sort, U's completion, outputs) is the one-block kernel's, on the G and V the sweeps left
+  if (stage === 'svd_finish') return jacobiCuda(k, params, svdFinishSpec(k));
+  const [batch, m, n] = params as [number, number, number];
+  const { T, sqrt, fabs, copysign, eps, one, zero } = spelling(k);
+  const M = Math.max(m, n);
+  const N = Math.min(m, n);
+  const P = pairsOf(N);
+  const uv = k.computeUv;
+  const rotSize = svdRotSize(N);
+  const idx = indexType([batch * M * M, batch * rotSize]);
+  const storage = CUDA_TYPES.storageType(k.dtype);
+  const buffers = jacobiMultiblockBuffers(k);
+  // buffers: s, (u, vt,) work, rot, (basis,) state, x
+  const work = uv ? 3 : 1;
+  const state = buffers.length - 2;
+  const head = [
+    `typedef ${idx} jx_index;`,
+    `const jx_index m = ${int(m)}, n = ${int(n)}, M = ${int(M)}, N = ${int(N)}, P = ${int(P)}, NP = ${int(2 * P)};`,
+    `const int wide = ${m < n ? 1 : 0};`,
+    '(void)m; (void)M; (void)P; (void)NP; (void)wide;',
+    'const jx_index jx_b = blockIdx.y;',
+    `${storage} *__restrict__ G = (${storage} *)jx_arg${work} + jx_b * ${int(M * N)};`,
+    `${storage} *__restrict__ rot = (${storage} *)jx_arg${work + 1} + jx_b * ${int(rotSize)};`,
+    `const ${storage} *__restrict__ x = (const ${storage} *)jx_arg${state + 1} + jx_b * ${int(m * n)};`,
+    '(void)G; (void)x;',
+    // per matrix: [0] no pair rotated in a sweep (converged)
+    `jx_i32 *mine = (jx_i32 *)jx_arg${state} + ${JACOBI_TICKETS} + 2 * jx_b;`,
+    `${T} *V = rot, *CS = rot + N * N, *SN = CS + P, *PP = SN + P, *PQ = PP + P, *ROTATED = PQ + P;`,
+    '(void)V; (void)CS; (void)SN; (void)PP; (void)PQ; (void)ROTATED;',
+  ];
+  const kernel = (grid: number, threads: number, body: string[], strategy: string): RenderedKernel => {
+    const ticket = stage !== 'svd_rotations' ? [] : [
+      '__shared__ jx_index jx_launch;',
+      `if (threadIdx.x == 0) jx_launch = (jx_index)(atomicAdd((jx_i32 *)jx_arg${state} + ${TICKET_SLOT.svd_rotations}, 1) / ${int(grid * batch)});`,
+      '__syncthreads();',
+    ];
+    return {
+      buffers, grid: [grid, batch, 1], block: [threads, 1, 1],
+      strategy: `multi-block svd (one-sided Jacobi, round-robin column pairs), ${stage}: ${strategy}`,
+      body: indent([...head, ...ticket, ...body], 2),
+    };
+  };
+  switch (stage) {
+    case 'svd_init':
+      // the tall orientation G (x, or its transpose when wide) and V = I
+      return kernel(Math.max(1, ceilDiv(M * N, 256)), 256, [
+        'const jx_index e = (jx_index)blockIdx.x * 256 + threadIdx.x;',
+        `if (e >= ${int(M * N)}) return;`,
+        'const jx_index a = e / N, c = e % N;',
+        'G[e] = wide ? x[c * n + a] : x[a * n + c];',
+        ...(uv ? [`if (e < N * N) V[e] = a == c ? ${one} : ${zero};`] : []),
+      ], 'G and V = I, a thread per entry');
+    case 'svd_rotations':
+      // each pair's rotation from its columns' dot products, a thread per pair summing down the rows in the one-block
+      // kernel's order
+      return kernel(ceilDiv(P, 128), 128, [
+        'if (mine[0]) return;',
+        'const jx_index r = jx_launch % (NP - 1);',
+        'const jx_index kp = (jx_index)blockIdx.x * 128 + threadIdx.x;',
+        'if (kp >= P) return;',
+        pair('kp'),
+        `${T} rc = ${one}, rs = ${zero};`,
+        'int rotated = 0;',
+        'if (q < N) {',
+        `  ${T} alpha = ${zero}, beta = ${zero}, gamma = ${zero};`,
+        `  for (jx_index a = 0; a < M; a++) { const ${T} gp = G[a * N + p], gq = G[a * N + q]; alpha += gp * gp; beta += gq * gq; gamma += gp * gq; }`,
+        `  if (${fabs}(gamma) > ${eps} * ${sqrt}(alpha) * ${sqrt}(beta)) {`,
+        ...rotation(T, sqrt, fabs, copysign, one, 'alpha', 'beta', 'gamma').map((l) => `    ${l}`),
+        '    rc = cs; rs = sn; rotated = 1;',
+        '  }',
+        '}',
+        `CS[kp] = rc; SN[kp] = rs; PP[kp] = (${T})p; PQ[kp] = (${T})q;`,
+        `ROTATED[kp] = (r == 0 ? ${zero} : ROTATED[kp]) + (${T})rotated;`,
+      ], 'a thread per pair, its dot products over the rows serial (the one-block kernel\'s sums)');
+    case 'svd_apply':
+      // consecutive threads take consecutive pairs of one row: their columns are consecutive indices mod NP - 1
+      return kernel(Math.max(1, ceilDiv(P * M, 256)), 256, [
+        'if (mine[0]) return;',
+        'const jx_index e = (jx_index)blockIdx.x * 256 + threadIdx.x;',
+        `if (e >= ${int(P * M)}) return;`,
+        'const jx_index kp = e % P, a = e / P;',
+        `const ${T} cs = CS[kp], sn = SN[kp];`,
+        `if (sn == ${zero}) return;`,
+        'const jx_index p = (jx_index)PP[kp], q = (jx_index)PQ[kp];',
+        `{ const ${T} xp = G[a * N + p], xq = G[a * N + q]; G[a * N + p] = cs * xp - sn * xq; G[a * N + q] = sn * xp + cs * xq; }`,
+        ...(uv ? [`if (a < N) { const ${T} xp = V[a * N + p], xq = V[a * N + q]; V[a * N + p] = cs * xp - sn * xq; V[a * N + q] = sn * xp + cs * xq; }`] : []),
+      ], 'each rotating pair\'s columns of G and V, a thread per pair and row');
+    case 'svd_test':
+      return kernel(1, 32, [
+        'if (mine[0] || threadIdx.x != 0) return;',
+        'int rotated = 0;',
+        `for (jx_index kp = 0; kp < P; kp++) rotated |= ROTATED[kp] != ${zero};`,
+        'if (!rotated) mine[0] = 1;',
+      ], 'whether any pair rotated this sweep (none: converged)');
+    default:
+      throw new Error(`render/cuda: the multi-block svd has no stage ${JSON.stringify(stage)}`);
   }
 }

@@ -78,6 +78,12 @@ export function jacobiSpec(k: OrthogonalKernel): LinalgSpec {
   };
 }
 
+/** svd's spec after the sweeps (render/linalg-jacobi-cuda.ts's finish): the buffers and params of jacobiSpec's. */
+export function svdFinishSpec(k: OrthogonalKernel): LinalgSpec {
+  const spec = jacobiSpec(k);
+  return { ...spec, label: spec.label.replace('svd (', 'svd, after multi-block sweeps ('), steps: svdSteps(k, spelling(k), true) };
+}
+
 /** eigh's work per matrix: W (n²), then each pair's cos, sin, p, q, off and all (⌈n/2⌉ each), then the sort's permutation (n). */
 export const eighWork = (n: string): string => `(${n} * ${n} + 6 * ((${n} + 1) / 2) + ${n})`;
 /** svd's rotation storage per matrix: V (N²), then each pair's cos, sin, p, q and rotated (⌈N/2⌉ each), then the sort's permutation (N). */
@@ -181,9 +187,13 @@ function sortSteps(values: string, count: string, before: '<' | '>', after: Lina
   ];
 }
 
-function svdSteps(k: OrthogonalKernel, { T, sqrt, fabs, copysign, eps, one, zero }: Spelling): LinalgStep[] {
+/**
+ * svd's steps; `finish`: only those after the sweeps (norms, sort, U's completion, the outputs), for
+ * render/linalg-jacobi-cuda.ts's multi-block sweeps, which leave G in work and V in rot as the loop would.
+ */
+function svdSteps(k: OrthogonalKernel, { T, sqrt, fabs, copysign, eps, one, zero }: Spelling, finish = false): LinalgStep[] {
   const uv = k.computeUv;
-  const steps: LinalgStep[] = [
+  const all: LinalgStep[] = [
     // the tall orientation G (M x N, M >= N): x itself, or its transpose when it is wide
     'const int wide = m < n;',
     'const jx_index M = wide ? n : m, N = wide ? m : n, P = (N + 1) / 2, NP = 2 * P;',
@@ -234,6 +244,10 @@ function svdSteps(k: OrthogonalKernel, { T, sqrt, fabs, copysign, eps, one, zero
         'sync',
       ],
     },
+  ];
+  // `finish` keeps the tall orientation's names (the first four steps) but not the init and the sweeps
+  const steps: LinalgStep[] = finish ? [...all.slice(0, 4)] : all;
+  steps.push(
     {
       parallel: [{ name: 'c', from: '0', to: 'N' }],
       body: [
@@ -242,7 +256,7 @@ function svdSteps(k: OrthogonalKernel, { T, sqrt, fabs, copysign, eps, one, zero
         `s[c] = ${sqrt}(norm2);`,
       ],
     },
-  ];
+  );
   // descending; the columns of G and V are read through the permutation
   if (!uv) return [...steps, ...sortSteps('s', 'N', '>', [], T)];
   return [...steps, ...sortSteps('s', 'N', '>', [

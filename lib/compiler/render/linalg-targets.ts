@@ -167,8 +167,7 @@ export function qrCuda(k: OrthogonalKernel, params: readonly number[]): Rendered
  * The CUDA body for lax.linalg.eigh / svd (render/linalg-jacobi.ts): a block per matrix, a thread per pair of the
  * round-robin ordering (⌈n/2⌉ of the smaller dimension, rounded up to a warp; 32 to 256) and a share of each update.
  */
-export function jacobiCuda(k: OrthogonalKernel, params: readonly number[]): RenderedKernel {
-  const spec = jacobiSpec(k);
+export function jacobiCuda(k: OrthogonalKernel, params: readonly number[], spec = jacobiSpec(k)): RenderedKernel {
   const m = params[1] ?? 0;
   const n = params[2] ?? 0;
   const pairs = Math.ceil(Math.min(m, n) / 2);
