@@ -9,13 +9,21 @@
 // orthonormal v, ascending w) and NaN inputs, which must end as the one-block
 // kernel's do instead of hanging. On the CPU
 // the plan alone is checked (cross-lowering for CUDA): the C target never
-// takes the path.
+// takes the path; and where nvcc exists every stage, rendered at 1024 x 1024
+// (eigh) and 2048 x 1024 (svd), compiles for sm_90a with no spills.
 import test, { type ExecutionContext } from 'ava';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as jax from '../lib/index.js';
 import type { Array } from '../lib/core/array.js';
 import type { DType } from '../lib/core/dtype.js';
 import { numpy as jnp, lax } from '../lib/index.js';
 import { lowerPrimitive } from '../lib/compiler/lower.js';
+import type { JacobiStage, OrthogonalKernel } from '../lib/compiler/kernel-ir.js';
+import { renderCuda } from '../lib/compiler/render/cuda.js';
+import { kernelHeaderDir } from '../lib/runtime/kernel-headers.js';
 import { CUDA_BLOCKED_MAX_BATCH } from '../lib/compiler/render/linalg-cuda-blocked.js';
 import { CUDA_JACOBI_MIN, JACOBI_MAX_SWEEPS } from '../lib/compiler/render/linalg-jacobi-cuda.js';
 import { randomValues } from './helpers/oracle.js';
@@ -217,4 +225,52 @@ const svdCases: SvdCase[] = [
   const multi = withThreshold('5', () => run()(x));
   t.is(bits(multi), bits(one));
   t.true(globalThis.Array.from(multi.dataSync(), Number).some(Number.isNaN));
+});
+
+const nvcc = spawnSync('nvcc', ['--version'], { encoding: 'utf8' }).status === 0;
+
+function run(command: string, args: string[]): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    child.on('close', (code) => resolve({ code: code ?? -1, output }));
+  });
+}
+
+// on the CPU run only (the emulated GPU's run renders the same sources)
+(nvcc && !onCuda ? test : test.skip)(`nvcc -Xptxas -v: every multi-block stage compiles for sm_90a with no spills${nvcc ? '' : ' (nvcc not on PATH)'}`, async (t) => {
+  t.timeout(300_000);
+  const eigh = (dtype: DType): OrthogonalKernel => ({ kind: 'orthogonal', op: 'eigh', dtype, fullMatrices: false, computeUv: true, lower: true, sort: true });
+  const svd = (dtype: DType, fullMatrices: boolean, computeUv: boolean): OrthogonalKernel => ({ kind: 'orthogonal', op: 'svd', dtype, fullMatrices, computeUv, lower: true, sort: true });
+  const variants: { label: string; kernel: OrthogonalKernel; params: number[]; stages: JacobiStage[] }[] = [
+    { label: 'eigh float32 1024', kernel: eigh('float32'), params: [1, 1024, 1024], stages: ['init', 'norms', 'test', 'round', 'sort', 'permute'] },
+    { label: 'eigh float64 2 x 1024', kernel: eigh('float64'), params: [2, 1024, 1024], stages: ['norms', 'round', 'sort'] },
+    { label: 'svd float32 2048 x 1024 full', kernel: svd('float32', true, true), params: [1, 2048, 1024], stages: ['svd_init', 'svd_rotations', 'svd_apply', 'svd_test', 'svd_finish'] },
+    { label: 'svd float64 1024 x 2048 values only', kernel: svd('float64', false, false), params: [1, 1024, 2048], stages: ['svd_init', 'svd_rotations', 'svd_apply'] },
+  ];
+  const dir = mkdtempSync(join(tmpdir(), 'jaxon-jacobi-multiblock-'));
+  const jobs = variants.flatMap((v) => v.stages.map((stage) => ({ label: `${v.label} ${stage}`, source: renderCuda({ ...v.kernel, jacobi: { stage } }, v.params) })));
+  const lines: string[] = [];
+  // two at a time: the suite shares the machine
+  for (let i = 0; i < jobs.length; i += 2) {
+    const results = await Promise.all(jobs.slice(i, i + 2).map(async (j) => {
+      const path = join(dir, `${j.source.name}.cu`);
+      writeFileSync(path, j.source.source);
+      return { j, ...(await run('nvcc', ['-cubin', '-arch=sm_90a', '-w', '-Xptxas', '-v', '-I', kernelHeaderDir(), '-o', join(dir, `${j.source.name}.cubin`), path])) };
+    }));
+    for (const { j, code, output } of results) {
+      if (code !== 0) {
+        t.fail(`${j.label}: nvcc failed:\n${output.slice(0, 4000)}`);
+        continue;
+      }
+      const registers = /Used (\d+) registers/.exec(output)?.[1];
+      const spills = /(\d+) bytes spill stores, (\d+) bytes spill loads/.exec(output);
+      t.deepEqual([spills?.[1], spills?.[2]], ['0', '0'], `${j.label}: no spills`);
+      lines.push(`${j.label}: ${registers} registers, ${spills?.[1]} bytes spill stores, ${spills?.[2]} bytes spill loads`);
+    }
+  }
+  t.log(lines.join('\n'));
+  rmSync(dir, { recursive: true, force: true });
 });
