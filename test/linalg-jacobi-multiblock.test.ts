@@ -1,6 +1,6 @@
 // The GPU's multi-block eigh and svd (render/linalg-jacobi-cuda.ts: the
-// one-block kernel's round-robin rounds spread over many blocks, a launch or
-// two per round) against the one-block kernel (render/linalg-jacobi.ts): the
+// one-block kernel's round-robin rounds spread over many blocks, a launch
+// per round) against the one-block kernel (render/linalg-jacobi.ts): the
 // same operations per entry, so the same bits, values and vectors, signs and
 // order included; svd tall, wide, full, reduced, values only, with a
 // rank-deficient matrix (U completed by the one-block kernel's tail). Forced onto small matrices with
@@ -72,10 +72,10 @@ test('the CUDA plan: a block per matrix below the threshold and above the batch 
     const x = { shape: [8, 8], dtype: 'float32' as const, weakType: false };
     t.is(lowerPrimitive('eigh', [x], [], { lower: true, sortEigenvalues: true }, 'cpu').launches.length, 1);
     t.is(lowerPrimitive('svd', [x], [], { fullMatrices: true, computeUv: true }, 'cpu').launches.length, 1);
-    // svd by min(m, n): per round its rotations then their application, a test after each sweep, the one-block tail
+    // svd by min(m, n): a launch per round, a test after each sweep, the one-block tail
     const svd = (shape: number[]) => lowerPrimitive('svd', [{ shape, dtype: 'float32', weakType: false }], [], { fullMatrices: false, computeUv: true }, 'cuda').launches
       .map((l) => (l.kernel.kind === 'orthogonal' ? l.kernel.jacobi?.stage ?? 'one block per matrix' : l.kernel.kind));
-    const svdSweep = [...globalThis.Array.from({ length: 5 }, () => ['svd_rotations', 'svd_apply']).flat(), 'svd_test'];
+    const svdSweep = [...globalThis.Array<string>(5).fill('svd_round'), 'svd_test'];
     t.deepEqual(svd([9, 5]), ['elementwise', 'svd_init', ...globalThis.Array.from({ length: JACOBI_MAX_SWEEPS }, () => svdSweep).flat(), 'svd_finish']);
     t.deepEqual(svd([4, 9]), ['one block per matrix']);
   });
@@ -188,7 +188,7 @@ const svdCases: SvdCase[] = [
       const min = String(Math.min(m, n));
       const multiFn = withThreshold(min, () => run());
       const compiled = withThreshold(min, () => multiFn.lower(x).compile().kernels().map((k) => k.name));
-      t.true(compiled.some((name) => name.includes('_multiblock_svd_apply')), `${c.label}: the multi-block stages (${compiled.join(', ')})`);
+      t.true(compiled.some((name) => name.includes('_multiblock_svd_round')), `${c.label}: the multi-block stages (${compiled.join(', ')})`);
       const multi = flat(withThreshold(min, () => multiFn(x)));
       t.is(multi.length, c.computeUv ? 3 : 1);
       multi.forEach((o, i) => t.is(bits(o), bits(one[i]!), `${c.label}: output ${i} bit for bit`));
@@ -247,8 +247,8 @@ function run(command: string, args: string[]): Promise<{ code: number; output: s
   const variants: { label: string; kernel: OrthogonalKernel; params: number[]; stages: JacobiStage[] }[] = [
     { label: 'eigh float32 1024', kernel: eigh('float32'), params: [1, 1024, 1024], stages: ['init', 'norms', 'test', 'round', 'sort', 'permute'] },
     { label: 'eigh float64 2 x 1024', kernel: eigh('float64'), params: [2, 1024, 1024], stages: ['norms', 'round', 'sort'] },
-    { label: 'svd float32 2048 x 1024 full', kernel: svd('float32', true, true), params: [1, 2048, 1024], stages: ['svd_init', 'svd_rotations', 'svd_apply', 'svd_test', 'svd_finish'] },
-    { label: 'svd float64 1024 x 2048 values only', kernel: svd('float64', false, false), params: [1, 1024, 2048], stages: ['svd_init', 'svd_rotations', 'svd_apply'] },
+    { label: 'svd float32 2048 x 1024 full', kernel: svd('float32', true, true), params: [1, 2048, 1024], stages: ['svd_init', 'svd_round', 'svd_test', 'svd_finish'] },
+    { label: 'svd float64 1024 x 2048 values only', kernel: svd('float64', false, false), params: [1, 1024, 2048], stages: ['svd_init', 'svd_round'] },
   ];
   const dir = mkdtempSync(join(tmpdir(), 'jaxon-jacobi-multiblock-'));
   const jobs = variants.flatMap((v) => v.stages.map((stage) => ({ label: `${v.label} ${stage}`, source: renderCuda({ ...v.kernel, jacobi: { stage } }, v.params) })));

@@ -295,7 +295,7 @@ export interface OrthogonalKernel {
   jacobi?: { stage: JacobiStage };
 }
 
-export type JacobiStage = 'init' | 'norms' | 'test' | 'round' | 'sort' | 'permute' | 'svd_init' | 'svd_rotations' | 'svd_apply' | 'svd_test' | 'svd_finish';
+export type JacobiStage = 'init' | 'norms' | 'test' | 'round' | 'sort' | 'permute' | 'svd_init' | 'svd_round' | 'svd_test' | 'svd_finish';
 
 /**
  * A dense factorization or solve of each matrix of a batch (lax.linalg; render/linalg.ts): one matrix per CUDA thread

@@ -43,9 +43,11 @@ export const CUDA_JACOBI_MIN = 256;
 export const JACOBI_MAX_SWEEPS = 60;
 /** The state buffer: a ticket slot per ticketed stage, then per matrix [converged, sweeps run (eigh)]. */
 export const JACOBI_TICKETS = 8;
-const TICKET_SLOT: Partial<Record<JacobiStage, number>> = { norms: 0, round: 1, svd_rotations: 2 };
+const TICKET_SLOT: Partial<Record<JacobiStage, number>> = { norms: 0, round: 1, svd_round: 2 };
 /** Pairs along each side of a round's tile (TP x TP threads, one per 2 x 2 block). */
 const TILE_PAIRS = 16;
+/** svd: pairs per block of a round (N = 1024 gives 128 blocks, about one per SM of an H100). */
+const SVD_PAIRS_PER_BLOCK = 4;
 
 /**
  * The multi-block threshold: CUDA_JACOBI_MIN, or JAXON_CUDA_MULTIBLOCK_JACOBI=MIN (tests force the path on small
@@ -81,7 +83,7 @@ export function jacobiSchedule(op: 'eigh' | 'svd', n: number): JacobiStage[] {
     // the one-block kernel tests after a sweep: whether any pair rotated
     const out: JacobiStage[] = ['svd_init'];
     for (let s = 0; s < JACOBI_MAX_SWEEPS; s++) {
-      for (let r = 0; r < rounds; r++) out.push('svd_rotations', 'svd_apply');
+      for (let r = 0; r < rounds; r++) out.push('svd_round');
       out.push('svd_test');
     }
     out.push('svd_finish');
@@ -110,8 +112,24 @@ export function jacobiMultiblockBuffers(k: OrthogonalKernel): { name: string; dt
 
 const ceilDiv = (a: number, b: number) => Math.ceil(a / b);
 
-/** The CUDA body of one stage of the multi-block eigh at the exact params [batch, n, n]. */
+/**
+ * Rendered stages by kernel and params: a plan launches each stage thousands of times (60 sweeps of n - 1 rounds) and
+ * every launch is rendered (cross-lowering, executables), so each renders once.
+ */
+const rendered = new Map<string, RenderedKernel>();
+
+/** The CUDA body of one stage of the multi-block eigh or svd at the exact params [batch, m, n]. */
 export function jacobiMultiblockCuda(k: OrthogonalKernel, params: readonly number[]): RenderedKernel {
+  const key = JSON.stringify([k.op, k.dtype, k.fullMatrices, k.computeUv, k.lower, k.sort, k.jacobi?.stage, params]);
+  let r = rendered.get(key);
+  if (!r) {
+    if (rendered.size >= 256) rendered.clear();
+    rendered.set(key, (r = renderStage(k, params)));
+  }
+  return r;
+}
+
+function renderStage(k: OrthogonalKernel, params: readonly number[]): RenderedKernel {
   const stage = k.jacobi!.stage;
   if (k.op === 'svd') return svdMultiblockCuda(k, params);
   if (k.op !== 'eigh') throw new Error(`render/cuda: the multi-block Jacobi path has no ${k.op}`);
@@ -293,13 +311,14 @@ function svdMultiblockCuda(k: OrthogonalKernel, params: readonly number[]): Rend
     '(void)G; (void)x;',
     // per matrix: [0] no pair rotated in a sweep (converged)
     `jx_i32 *mine = (jx_i32 *)jx_arg${state} + ${JACOBI_TICKETS} + 2 * jx_b;`,
-    `${T} *V = rot, *CS = rot + N * N, *SN = CS + P, *PP = SN + P, *PQ = PP + P, *ROTATED = PQ + P;`,
-    '(void)V; (void)CS; (void)SN; (void)PP; (void)PQ; (void)ROTATED;',
+    // rot's layout as the one-block kernel's (its finish reads PERM after ROTATED); CS to PQ stay unused
+    `${T} *V = rot, *ROTATED = rot + N * N + 4 * P;`,
+    '(void)V; (void)ROTATED;',
   ];
   const kernel = (grid: number, threads: number, body: string[], strategy: string): RenderedKernel => {
-    const ticket = stage !== 'svd_rotations' ? [] : [
+    const ticket = stage !== 'svd_round' ? [] : [
       '__shared__ jx_index jx_launch;',
-      `if (threadIdx.x == 0) jx_launch = (jx_index)(atomicAdd((jx_i32 *)jx_arg${state} + ${TICKET_SLOT.svd_rotations}, 1) / ${int(grid * batch)});`,
+      `if (threadIdx.x == 0) jx_launch = (jx_index)(atomicAdd((jx_i32 *)jx_arg${state} + ${TICKET_SLOT.svd_round}, 1) / ${int(grid * batch)});`,
       '__syncthreads();',
     ];
     return {
@@ -318,41 +337,49 @@ function svdMultiblockCuda(k: OrthogonalKernel, params: readonly number[]): Rend
         'G[e] = wide ? x[c * n + a] : x[a * n + c];',
         ...(uv ? [`if (e < N * N) V[e] = a == c ? ${one} : ${zero};`] : []),
       ], 'G and V = I, a thread per entry');
-    case 'svd_rotations':
-      // each pair's rotation from its columns' dot products, a thread per pair summing down the rows in the one-block
-      // kernel's order
-      return kernel(ceilDiv(P, 128), 128, [
+    case 'svd_round': {
+      // A block owns PB pairs: their columns of G and V are touched by no other block this round, so it computes their
+      // rotations (a thread per pair, its dot products down the rows in the one-block kernel's order) and applies them
+      // in place, one launch per round
+      const threads = 256;
+      return kernel(ceilDiv(P, SVD_PAIRS_PER_BLOCK), threads, [
         'if (mine[0]) return;',
         'const jx_index r = jx_launch % (NP - 1);',
-        'const jx_index kp = (jx_index)blockIdx.x * 128 + threadIdx.x;',
-        'if (kp >= P) return;',
-        pair('kp'),
-        `${T} rc = ${one}, rs = ${zero};`,
-        'int rotated = 0;',
-        'if (q < N) {',
-        `  ${T} alpha = ${zero}, beta = ${zero}, gamma = ${zero};`,
-        `  for (jx_index a = 0; a < M; a++) { const ${T} gp = G[a * N + p], gq = G[a * N + q]; alpha += gp * gp; beta += gq * gq; gamma += gp * gq; }`,
-        `  if (${fabs}(gamma) > ${eps} * ${sqrt}(alpha) * ${sqrt}(beta)) {`,
-        ...rotation(T, sqrt, fabs, copysign, one, 'alpha', 'beta', 'gamma').map((l) => `    ${l}`),
-        '    rc = cs; rs = sn; rotated = 1;',
+        `__shared__ ${T} jx_cs[${SVD_PAIRS_PER_BLOCK}], jx_sn[${SVD_PAIRS_PER_BLOCK}];`,
+        `__shared__ jx_index jx_p[${SVD_PAIRS_PER_BLOCK}], jx_q[${SVD_PAIRS_PER_BLOCK}];`,
+        `if (threadIdx.x < ${SVD_PAIRS_PER_BLOCK}) {`,
+        `  const jx_index kp = (jx_index)blockIdx.x * ${SVD_PAIRS_PER_BLOCK} + threadIdx.x;`,
+        `  ${T} rc = ${one}, rs = ${zero};`,
+        '  jx_index p = 0, q = 0;',
+        '  if (kp < P) {',
+        `    ${pair('kp').replace('p = jx_i < jx_j ? jx_i : jx_j, q = jx_i < jx_j ? jx_j : jx_i;', 'jx_p0 = jx_i < jx_j ? jx_i : jx_j, jx_q0 = jx_i < jx_j ? jx_j : jx_i;')}`,
+        '    p = jx_p0; q = jx_q0;',
+        '    int rotated = 0;',
+        '    if (q < N) {',
+        `      ${T} alpha = ${zero}, beta = ${zero}, gamma = ${zero};`,
+        `      for (jx_index a = 0; a < M; a++) { const ${T} gp = G[a * N + p], gq = G[a * N + q]; alpha += gp * gp; beta += gq * gq; gamma += gp * gq; }`,
+        `      if (${fabs}(gamma) > ${eps} * ${sqrt}(alpha) * ${sqrt}(beta)) {`,
+        ...rotation(T, sqrt, fabs, copysign, one, 'alpha', 'beta', 'gamma').map((l) => `        ${l}`),
+        '        rc = cs; rs = sn; rotated = 1;',
+        '      }',
+        '    }',
+        // whether the pair's slot rotated this sweep, for the sweep's test
+        `    ROTATED[kp] = (r == 0 ? ${zero} : ROTATED[kp]) + (${T})rotated;`,
         '  }',
+        '  jx_cs[threadIdx.x] = rc; jx_sn[threadIdx.x] = rs; jx_p[threadIdx.x] = p; jx_q[threadIdx.x] = q;',
         '}',
-        `CS[kp] = rc; SN[kp] = rs; PP[kp] = (${T})p; PQ[kp] = (${T})q;`,
-        `ROTATED[kp] = (r == 0 ? ${zero} : ROTATED[kp]) + (${T})rotated;`,
-      ], 'a thread per pair, its dot products over the rows serial (the one-block kernel\'s sums)');
-    case 'svd_apply':
-      // consecutive threads take consecutive pairs of one row: their columns are consecutive indices mod NP - 1
-      return kernel(Math.max(1, ceilDiv(P * M, 256)), 256, [
-        'if (mine[0]) return;',
-        'const jx_index e = (jx_index)blockIdx.x * 256 + threadIdx.x;',
-        `if (e >= ${int(P * M)}) return;`,
-        'const jx_index kp = e % P, a = e / P;',
-        `const ${T} cs = CS[kp], sn = SN[kp];`,
-        `if (sn == ${zero}) return;`,
-        'const jx_index p = (jx_index)PP[kp], q = (jx_index)PQ[kp];',
-        `{ const ${T} xp = G[a * N + p], xq = G[a * N + q]; G[a * N + p] = cs * xp - sn * xq; G[a * N + q] = sn * xp + cs * xq; }`,
-        ...(uv ? [`if (a < N) { const ${T} xp = V[a * N + p], xq = V[a * N + q]; V[a * N + p] = cs * xp - sn * xq; V[a * N + q] = sn * xp + cs * xq; }`] : []),
-      ], 'each rotating pair\'s columns of G and V, a thread per pair and row');
+        '__syncthreads();',
+        // each rotating pair's two columns of G (and of V), consecutive threads on consecutive pairs of a row
+        `for (jx_index e = threadIdx.x; e < ${int(SVD_PAIRS_PER_BLOCK * M)}; e += ${threads}) {`,
+        `  const jx_index i = e % ${SVD_PAIRS_PER_BLOCK}, a = e / ${SVD_PAIRS_PER_BLOCK};`,
+        `  const ${T} cs = jx_cs[i], sn = jx_sn[i];`,
+        `  if (sn == ${zero}) continue;`,
+        '  const jx_index p = jx_p[i], q = jx_q[i];',
+        `  { const ${T} xp = G[a * N + p], xq = G[a * N + q]; G[a * N + p] = cs * xp - sn * xq; G[a * N + q] = sn * xp + cs * xq; }`,
+        ...(uv ? [`  if (a < N) { const ${T} xp = V[a * N + p], xq = V[a * N + q]; V[a * N + p] = cs * xp - sn * xq; V[a * N + q] = sn * xp + cs * xq; }`] : []),
+        '}',
+      ], `blocks of ${SVD_PAIRS_PER_BLOCK} pairs (${ceilDiv(P, SVD_PAIRS_PER_BLOCK)} per matrix): their rotations, a thread per pair summing down the rows, then their columns of G and V by the block's ${threads} threads`);
+    }
     case 'svd_test':
       return kernel(1, 32, [
         'if (mine[0] || threadIdx.x != 0) return;',
