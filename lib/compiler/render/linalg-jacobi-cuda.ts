@@ -1,30 +1,37 @@
-// lax.linalg.eigh on the GPU for large matrices: render/linalg-jacobi.ts's
+// lax.linalg.eigh and svd on the GPU for large matrices: render/linalg-jacobi.ts's
 // round-robin Jacobi spread over many thread blocks, as a fixed sequence of
 // launches (lowered by lower-jacobi.ts for the 'cuda' target) instead of one
 // block per matrix (one SM of an H100's 132, at most 256 threads).
 // Why the same rounds over many blocks and not block Jacobi (cuSOLVER
 // syevj's 2b x 2b subproblems applied as GEMMs): a round's ⌈n/2⌉ rotations
-// are disjoint, so a round is an elementwise map over 2 x 2 blocks of pairs
-// (rows p_k, q_k by columns p_l, q_l) whose value needs only the four entries
-// of the round's start and the rotations of pairs k and l, each O(1) from
-// three entries of the matrix. Doing each entry's operations in the one-block
-// kernel's order (the rows' rotation J^T W, then the columns' W J, V J; the
-// rotated pair's own off-diagonal entries set to zero) gives the one-block
-// kernel's results bit for bit, signs and order included, which the tests
-// check; block Jacobi would give other (equally valid) vectors and a second
-// convergence behaviour to validate. Its cost is launches: n - 1 rounds a
-// sweep, each reading and writing W and V once (coalesced along a row of
+// are disjoint, so an eigh round is an elementwise map over 2 x 2 blocks of
+// pairs (rows p_k, q_k by columns p_l, q_l) whose value needs only the four
+// entries of the round's start and the rotations of pairs k and l, each O(1)
+// from three entries of the matrix; an svd round touches only its pairs'
+// columns, so a block that owns a few pairs computes their rotations (the
+// columns' dot products) and applies them, with no other block involved.
+// Doing each entry's operations in the one-block kernel's order (eigh: the
+// rows' rotation J^T W, then the columns' W J and V J, the rotated pair's own
+// off-diagonal entries set to zero) gives the one-block kernel's results bit
+// for bit, signs and order included, which the tests check; block Jacobi
+// would give other (equally valid) vectors and a second convergence behaviour
+// to validate. Its cost is launches: a launch per round, n - 1 rounds a sweep
+// (n odd: n), each reading and writing W and V once (coalesced along a row of
 // pairs: consecutive pairs take consecutive indices mod n - 1).
-// Rounds read W from one buffer and write the other (a block computing pair
-// k's rotation reads entries other blocks rewrite in the same launch); V is
-// updated in place (each entry has one owner and its rotation comes from W).
+// eigh's rounds read W from one buffer and write the other (a block computing
+// pair k's rotation reads entries other blocks rewrite in the same launch); V
+// is updated in place (each entry has one owner and its rotation comes from W).
 // Every launch of a stage has the same params, hence one compile per stage:
 // a launch learns its sweep and round from a ticket counter in a small int32
 // state buffer (as render/linalg-cuda-blocked.ts's stages), which also holds
 // per matrix whether it converged and how many sweeps it ran. The plan has
-// the one-block kernel's cap of 60 sweeps, each the convergence test (the
-// same sums in the same order) and n - 1 rounds; launches after a matrix
-// converged (or whose test saw a NaN: !(off > tol) is true) return at once.
+// the one-block kernel's cap of 60 sweeps with its convergence tests (the same
+// sums in the same order); launches after a matrix converged (or whose test
+// saw a NaN: !(off > tol) is true) return at once. They are most of a plan
+// (a matrix converges in about 10 sweeps), each still a launch and a ticket
+// per block: a conditional graph node around the sweeps would skip them.
+// svd's tail (norms, sort, U's completion) is the one-block kernel's, on one
+// block per matrix.
 import type { DType } from '../../core/dtype.js';
 import type { JacobiStage, OrthogonalKernel } from '../kernel-ir.js';
 import { type RenderedKernel, indent, indexType, int } from './cuda-common.js';
