@@ -106,8 +106,7 @@ function assertInvariants(t: ExecutionContext, label: string, input: number[], v
 
 interface Case { label: string; dtype: DType; batch: number[]; n: number; lower: boolean; sort: boolean }
 const cases: Case[] = [
-  { label: 'float32, n = 9 (odd: a dummy index)', dtype: 'float32', batch: [], n: 9, lower: true, sort: true },
-  { label: 'float32, batch of 3, n = 6, upper triangle', dtype: 'float32', batch: [3], n: 6, lower: false, sort: true },
+  { label: 'float32, batch of 2, n = 9 (odd: a dummy index), upper triangle', dtype: 'float32', batch: [2], n: 9, lower: false, sort: true },
   { label: 'float64, n = 33 (tiles of 16 x 16 pairs, 4 per matrix)', dtype: 'float64', batch: [], n: 33, lower: true, sort: true },
   { label: 'float64, batch of 2, n = 10, unsorted', dtype: 'float64', batch: [2], n: 10, lower: true, sort: false },
 ];
@@ -141,30 +140,29 @@ const cases: Case[] = [
   });
 });
 
-(onCuda ? test.serial : test.skip)('multi-block eigh of matrices with a NaN ends as the one-block kernel does, beside a good matrix in the batch', (t) => {
+(onCuda ? test.serial : test.skip)('multi-block eigh of matrices with a NaN ends as the one-block kernel does', (t) => {
   // a NaN on the diagonal makes the whole mass NaN, one below it the off-diagonal mass: either way the first test
   // (!(off > tol)) stops the sweeps at once, the first with a NaN eigenvalue, the second with the diagonal's values
-  const n = 8;
-  const values = [...symmetric(n, 40), ...symmetric(n, 41), ...symmetric(n, 42)];
+  // the kernels of the first case above (float32, 2 x 9 x 9, the upper triangle): nothing more to compile
+  const n = 9;
+  const values = [...symmetric(n, 40), ...symmetric(n, 42)];
   values[5 * n + 5] = NaN;
-  values[2 * n * n + 5 * n + 3] = NaN; // in the lower triangle, the one read
-  const x = lax.reshape(jnp.array(values, { dtype: 'float32' }), [3, n, n]);
-  const run = () => jax.jit((a: Array) => lax.linalg.eigh(a, { symmetrizeInput: false }));
+  values[n * n + 3 * n + 5] = NaN; // in the upper triangle, the one read
+  const x = lax.reshape(jnp.array(values, { dtype: 'float32' }), [2, n, n]);
+  const run = () => jax.jit((a: Array) => lax.linalg.eigh(a, { symmetrizeInput: false, lower: false }));
   const one = withThreshold(undefined, () => run()(x));
   const multi = withThreshold(String(n), () => run()(x));
   t.is(bits(multi[1]!), bits(one[1]!));
   t.is(bits(multi[0]!), bits(one[0]!));
   const w = globalThis.Array.from(multi[1]!.dataSync(), Number);
   t.true(w.slice(0, n).some(Number.isNaN), `the NaN on the diagonal: ${w.slice(0, n)}`);
-  t.true(w.slice(n, 2 * n).every(Number.isFinite), `the good matrix: ${w.slice(n, 2 * n)}`);
-  t.deepEqual(w.slice(2 * n), values.slice(2 * n * n).filter((_, e) => e % (n + 1) === 0).map(Math.fround).sort((a, b) => a - b), 'the NaN below the diagonal: its diagonal, sorted');
+  t.deepEqual(w.slice(n), values.slice(n * n).filter((_, e) => e % (n + 1) === 0).map(Math.fround).sort((a, b) => a - b), 'the NaN off the diagonal: its diagonal, sorted');
 });
 
 interface SvdCase { label: string; dtype: DType; shape: number[]; fullMatrices: boolean; computeUv: boolean }
 const svdCases: SvdCase[] = [
   { label: 'float32, batch of 2, tall 9 x 6, full', dtype: 'float32', shape: [2, 9, 6], fullMatrices: true, computeUv: true },
-  { label: 'float64, wide 7 x 11, reduced', dtype: 'float64', shape: [7, 11], fullMatrices: false, computeUv: true },
-  { label: 'float64, tall 34 x 33 (two blocks of pairs), reduced', dtype: 'float64', shape: [34, 33], fullMatrices: false, computeUv: true },
+  { label: 'float64, wide 33 x 34 (9 blocks of pairs), reduced', dtype: 'float64', shape: [33, 34], fullMatrices: false, computeUv: true },
   { label: 'float32, wide 5 x 8, values only', dtype: 'float32', shape: [5, 8], fullMatrices: false, computeUv: false },
 ];
 
@@ -217,9 +215,10 @@ const svdCases: SvdCase[] = [
 });
 
 (onCuda ? test.serial : test.skip)('multi-block svd of a matrix with a NaN ends as the one-block kernel does', (t) => {
-  const values = randomValues(6 * 5, 80);
+  // the kernels of the values-only case above (float32, 5 x 8): nothing more to compile
+  const values = randomValues(5 * 8, 80);
   values[7] = NaN;
-  const x = lax.reshape(jnp.array(values, { dtype: 'float32' }), [6, 5]);
+  const x = lax.reshape(jnp.array(values, { dtype: 'float32' }), [5, 8]);
   const run = () => jax.jit((a: Array) => lax.linalg.svd(a, { computeUv: false }));
   const one = withThreshold(undefined, () => run()(x));
   const multi = withThreshold('5', () => run()(x));
