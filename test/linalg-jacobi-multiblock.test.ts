@@ -24,8 +24,7 @@ import { lowerPrimitive } from '../lib/compiler/lower.js';
 import type { JacobiStage, OrthogonalKernel } from '../lib/compiler/kernel-ir.js';
 import { renderCuda } from '../lib/compiler/render/cuda.js';
 import { kernelHeaderDir } from '../lib/runtime/kernel-headers.js';
-import { CUDA_BLOCKED_MAX_BATCH } from '../lib/compiler/render/linalg-cuda-blocked.js';
-import { CUDA_JACOBI_MIN, JACOBI_MAX_SWEEPS } from '../lib/compiler/render/linalg-jacobi-cuda.js';
+import { CUDA_JACOBI_MAX_BATCH, CUDA_JACOBI_MIN, JACOBI_MAX_SWEEPS } from '../lib/compiler/render/linalg-jacobi-cuda.js';
 import { randomValues } from './helpers/oracle.js';
 import { withX64 } from './helpers/x64.js';
 
@@ -67,7 +66,8 @@ test('the CUDA plan: a block per matrix below the threshold and above the batch 
     t.deepEqual(stages([2, 5, 5]), ['elementwise', 'init', ...globalThis.Array.from({ length: JACOBI_MAX_SWEEPS }, () => sweep(5)).flat(), 'sort', 'permute']);
     t.is(stages([6, 6], 'float64').filter((s) => s === 'round').length, JACOBI_MAX_SWEEPS * 5);
     t.deepEqual(stages([4, 4]), ['one block per matrix']);
-    t.deepEqual(stages([CUDA_BLOCKED_MAX_BATCH + 1, 8, 8]), ['one block per matrix']);
+    t.deepEqual(stages([CUDA_JACOBI_MAX_BATCH + 1, 8, 8]), ['one block per matrix']);
+    t.is(stages([CUDA_JACOBI_MAX_BATCH, 8, 8]).length, 2 + JACOBI_MAX_SWEEPS * (2 + 7) + 2, 'zeros, init, 60 sweeps of the test and 7 rounds, sort, permute');
     // the C target keeps its one launch
     const x = { shape: [8, 8], dtype: 'float32' as const, weakType: false };
     t.is(lowerPrimitive('eigh', [x], [], { lower: true, sortEigenvalues: true }, 'cpu').launches.length, 1);

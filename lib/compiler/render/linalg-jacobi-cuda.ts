@@ -39,13 +39,19 @@ import { CUDA_TYPES } from './expr.js';
 import { rotation } from './linalg-eig.js';
 import { pair, spelling, svdFinishSpec } from './linalg-jacobi.js';
 import { jacobiCuda } from './linalg-targets.js';
-import { CUDA_BLOCKED_MAX_BATCH } from './linalg-cuda-blocked.js';
 
 /**
- * The smallest n on the multi-block path. Not measured on a GPU yet: at 256 a one-block round (3 barriers, 256 entries
- * per thread) already takes longer than a launch of the multi-block round (about 4 µs).
+ * The smallest min(m, n) on the multi-block path. Not measured on a GPU yet, an estimate: a one-block round costs about
+ * (n/256)² x 8 µs, a multi-block round about 4 µs, but the plan also launches the 50 or so sweeps after convergence
+ * (about 2 µs a launch), so the two are even near 384 and the multi-block path is twice as fast from 512.
  */
-export const CUDA_JACOBI_MIN = 256;
+export const CUDA_JACOBI_MIN = 512;
+/**
+ * Larger batches keep a block per matrix. Also an estimate: both paths move the same bytes a round, so once the batch's
+ * blocks fill a good part of the GPU (16 of an H100's 132 SMs, each matrix's W and V beyond L1) the multi-block path
+ * saves little and still pays the launches after convergence.
+ */
+export const CUDA_JACOBI_MAX_BATCH = 16;
 /** Sweeps before giving up, as render/linalg-jacobi.ts's loop. */
 export const JACOBI_MAX_SWEEPS = 60;
 /** The state buffer: a ticket slot per ticketed stage, then per matrix [converged, sweeps run (eigh)]. */
@@ -71,7 +77,7 @@ export function cudaJacobiMin(): number {
 /** Whether a kernel's matrices take the multi-block path on the GPU (eigh, and svd by min(m, n)). */
 export function cudaJacobiMultiblock(k: OrthogonalKernel, batch: number, m: number, n: number): boolean {
   if (k.op === 'qr' || (k.dtype !== 'float32' && k.dtype !== 'float64')) return false;
-  return batch >= 1 && batch <= CUDA_BLOCKED_MAX_BATCH && Math.min(m, n) >= cudaJacobiMin();
+  return batch >= 1 && batch <= CUDA_JACOBI_MAX_BATCH && Math.min(m, n) >= cudaJacobiMin();
 }
 
 const pairsOf = (n: number) => Math.floor((n + 1) / 2);

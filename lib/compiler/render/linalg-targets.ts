@@ -30,7 +30,7 @@
 // CUDA (render/linalg-qr.ts; the C target keeps render/linalg-eig.ts's loop),
 // eigh and svd on both targets (render/linalg-jacobi.ts: on CUDA a block per
 // matrix, ⌈min(m, n)/2⌉ threads rounded up to a warp, 32 to 256, below
-// CUDA_JACOBI_MIN = 256 (min(m, n)) or in batches over 64, else
+// CUDA_JACOBI_MIN = 512 (min(m, n)) or in batches over 16, else
 // render/linalg-jacobi-cuda.ts's same rounds over many blocks, bit for bit;
 // on the C target a matrix per thread, OpenMP over the batch).
 import type { LinalgKernel, OrthogonalKernel } from '../kernel-ir.js';
