@@ -286,7 +286,16 @@ export interface OrthogonalKernel {
   computeUv: boolean;
   lower: boolean;
   sort: boolean;
+  /**
+   * CUDA only: one stage of the multi-block eigh or svd for large matrices (render/linalg-jacobi-cuda.ts;
+   * lower-jacobi.ts lowers the sequence). eigh: v, w, work [3n² + 2P + n], state (int32 ticket counters, then per
+   * matrix whether it converged and its sweeps), x; svd: the one-block buffers with the state before x (its
+   * svd_finish: the one-block buffers).
+   */
+  jacobi?: { stage: JacobiStage };
 }
+
+export type JacobiStage = 'init' | 'norms' | 'test' | 'round' | 'sort' | 'permute' | 'svd_init' | 'svd_round' | 'svd_test' | 'svd_finish';
 
 /**
  * A dense factorization or solve of each matrix of a batch (lax.linalg; render/linalg.ts): one matrix per CUDA thread
@@ -407,7 +416,7 @@ export function kernelName(k: Kernel): string {
     case 'dynamic_update_slice': return `dynamic_update_slice_${dtypeCode(k.dtype)}`;
     case 'gather': return `gather_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
     case 'scatter': return `scatter_${k.combine}_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
-    case 'orthogonal': return `linalg_${k.op}${k.fullMatrices ? '_full' : ''}${k.computeUv ? '' : '_nouv'}${k.lower ? '' : '_upper'}${k.sort ? '' : '_unsorted'}_${dtypeCode(k.dtype)}`;
+    case 'orthogonal': return `linalg_${k.op}${k.fullMatrices ? '_full' : ''}${k.computeUv ? '' : '_nouv'}${k.lower ? '' : '_upper'}${k.sort ? '' : '_unsorted'}${k.jacobi ? `_multiblock_${k.jacobi.stage}` : ''}_${dtypeCode(k.dtype)}`;
     case 'linalg': return `linalg_${k.op}${k.op === 'triangular_solve' ? `_${k.leftSide ? 'l' : 'r'}${k.lower ? 'lo' : 'up'}${k.transposeA ? 't' : 'n'}${k.unitDiagonal ? 'u' : ''}` : ''}${k.large ? '_large' : ''}${k.blocked ? `_blocked${k.blocked.nb}_${k.blocked.stage}` : ''}_${dtypeCode(k.dtype)}`;
     case 'conv': return `conv${k.spatialRank}d_${dtypeCode(k.inputDtype)}_${dtypeCode(k.outputDtype)}`;
     case 'sort': return `sort_${k.stage}${k.order ? `_${k.order}` : ''}_${k.numKeys}_${k.dtypes.map(dtypeCode).join('_')}`;

@@ -8,9 +8,10 @@ import {
   type Primitive, type PrimitiveParams, type ShapedArray, CUSTOM_VJP_JVP_ERROR,
 } from '../core/primitives.js';
 import { type Shape, sizeOf, stridesOf } from '../core/shape.js';
-import type { Access, Expr, Kernel, ReduceOp, ScatterKernel } from './kernel-ir.js';
+import type { Access, Expr, Kernel, OrthogonalKernel, ReduceOp, ScatterKernel } from './kernel-ir.js';
 import { cumulativePartialDtype } from './kernel-ir.js';
 import { lowerCholesky, lowerLu, lowerTriangularSolve } from './lower-linalg.js';
+import { lowerJacobiMultiblock } from './lower-jacobi.js';
 import { CONV_GEMM_MIN_TAPS } from './render/conv.js';
 import { type ElementwisePrimitive, ELEMENTWISE_PRIMITIVES, isElementwisePrimitive, scalarExpr } from './scalar-expr.js';
 
@@ -356,8 +357,8 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   sort: (ins, _outs, { dimension, numKeys }, target) => lowerSort(ins, dimension, numKeys, target),
   top_k: (ins, _outs, { k }, target) => lowerTopK(ins[0]!, k, target),
   qr: (ins, _outs, { fullMatrices }) => lowerLinalg('qr', ins[0]!, { fullMatrices }),
-  eigh: (ins, _outs, { lower, sortEigenvalues }) => lowerLinalg('eigh', ins[0]!, { lower, sort: sortEigenvalues }),
-  svd: (ins, _outs, { fullMatrices, computeUv }) => lowerLinalg('svd', ins[0]!, { fullMatrices, computeUv }),
+  eigh: (ins, _outs, { lower, sortEigenvalues }, target) => lowerLinalg('eigh', ins[0]!, { lower, sort: sortEigenvalues }, target),
+  svd: (ins, _outs, { fullMatrices, computeUv }, target) => lowerLinalg('svd', ins[0]!, { fullMatrices, computeUv }, target),
   cholesky: (ins, _outs, _params, target) => lowerCholesky(ins[0]!, target),
   triangular_solve: (ins, _outs, params, target) => lowerTriangularSolve(ins[0]!, ins[1]!, params, target),
   lu: (ins, _outs, _params, target) => lowerLu(ins[0]!, target),
@@ -461,7 +462,7 @@ function lowerTopK(x: ShapedArray, k: number, target: LowerTarget): Plan {
  * lax.linalg.qr / eigh / svd: one launch of kernel-ir.ts's OrthogonalKernel over the batch, its working storage in temps
  * (one slice per matrix; render/linalg-eig.ts says what each holds).
  */
-function lowerLinalg(op: 'qr' | 'eigh' | 'svd', x: ShapedArray, flags: { fullMatrices?: boolean; computeUv?: boolean; lower?: boolean; sort?: boolean }): Plan {
+function lowerLinalg(op: 'qr' | 'eigh' | 'svd', x: ShapedArray, flags: { fullMatrices?: boolean; computeUv?: boolean; lower?: boolean; sort?: boolean }, target: LowerTarget = 'cpu'): Plan {
   const r = x.shape.length;
   const m = x.shape[r - 2]!;
   const n = x.shape[r - 1]!;
@@ -479,6 +480,9 @@ function lowerLinalg(op: 'qr' | 'eigh' | 'svd', x: ShapedArray, flags: { fullMat
   const eighWork = n * n + 6 * pairs(n) + n;
   const svdRot = small * small + 5 * pairs(small) + small;
   const temps = op === 'qr' ? [m * n, small] : op === 'eigh' ? [eighWork] : kernel.computeUv ? [big * small, svdRot, big * big] : [big * small, svdRot];
+  // large matrices on CUDA: the same rounds over many blocks (render/linalg-jacobi-cuda.ts)
+  const multiblock = target === 'cuda' ? lowerJacobiMultiblock(kernel as OrthogonalKernel, batch, m, n, temps) : null;
+  if (multiblock) return multiblock;
   const temp = (index: number): BufferRef => ({ kind: 'temp', index });
   // a temp of 0 elements still gets a buffer: the kernel's pointer arithmetic on it is never dereferenced
   for (const size of temps) plan.temps.push({ dtype: x.dtype, size: Math.max(1, batch * size) });

@@ -183,17 +183,36 @@ function settle(program: Program, deps: Set<number>[], initial: readonly number[
   deps.forEach((d, k) => d.forEach((p) => followers[p]!.push(k)));
   const movable = (k: number) => program.steps[k]!.kind !== 'call';
   const io = program.steps.map((s) => stepBuffers(s));
+  // positions, recomputed only after a step really moves (a step whose neighbour is already its first follower or
+  // last dependence stays): long chains of launches (the multi-block Jacobi's tens of thousands) would otherwise cost
+  // a scan of the order per step, and per follower of a step that all of them read
+  let position: number[] = [];
+  let stale = true;
+  const at = (k: number) => {
+    if (stale) { position = []; order.forEach((s, i) => (position[s] = i)); stale = false; }
+    return position[k]!;
+  };
+  // the place of `f` once the step at `from` is taken out
+  const without = (f: number, from: number) => at(f) - (at(f) > from ? 1 : 0);
   const producers = initial.filter((k) => movable(k) && !io[k]!.reads.some(counted) && followers[k]!.length > 0);
   for (const k of [...producers].reverse()) {
-    order.splice(order.indexOf(k), 1);
-    const at = Math.min(...followers[k]!.map((f) => order.indexOf(f)));
-    order.splice(at, 0, k);
+    const from = at(k);
+    if (followers[k]!.includes(order[from + 1]!)) continue;
+    let to = Infinity;
+    for (const f of followers[k]!) to = Math.min(to, without(f, from));
+    order.splice(from, 1);
+    order.splice(to, 0, k);
+    stale = true;
   }
   const consumers = initial.filter((k) => movable(k) && !io[k]!.writes.some(counted));
   for (const k of consumers) {
-    order.splice(order.indexOf(k), 1);
-    const at = Math.max(-1, ...[...deps[k]!].map((p) => order.indexOf(p)));
-    order.splice(at + 1, 0, k);
+    const from = at(k);
+    if (from > 0 && deps[k]!.has(order[from - 1]!)) continue;
+    let to = -1;
+    for (const p of deps[k]!) to = Math.max(to, without(p, from));
+    order.splice(from, 1);
+    order.splice(to + 1, 0, k);
+    stale = true;
   }
   return order;
 }

@@ -13,7 +13,9 @@
 //   the same arithmetic as here).
 // - eigh and svd: render/linalg-jacobi.ts's round-robin Jacobi on both targets
 //   at every size: on CUDA a thread block per matrix (threads: ⌈min(m, n)/2⌉
-//   rounded up to a warp, 32 to 256); on the C target a matrix per thread,
+//   rounded up to a warp, 32 to 256), or from min(m, n) = 512 in batches of
+//   at most 16 the same rounds over many blocks (render/linalg-jacobi-cuda.ts,
+//   a launch per round, the same bits); on the C target a matrix per thread,
 //   OpenMP over the batch (and over a single large matrix's updates).
 import type { Dialect } from './expr.js';
 import type { OrthogonalKernel } from '../kernel-ir.js';

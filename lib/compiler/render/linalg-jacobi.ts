@@ -31,7 +31,7 @@ import { orthogonalBuffers, rotation } from './linalg-eig.js';
 /** Scalars the spec spells per dtype. */
 interface Spelling { T: string; sqrt: string; fabs: string; copysign: string; eps: string; one: string; zero: string }
 
-function spelling(k: OrthogonalKernel): Spelling {
+export function spelling(k: OrthogonalKernel): Spelling {
   const f32 = k.dtype === 'float32';
   return {
     T: f32 ? 'float' : 'double', sqrt: f32 ? 'sqrtf' : 'sqrt', fabs: f32 ? 'fabsf' : 'fabs', copysign: f32 ? 'copysignf' : 'copysign',
@@ -43,7 +43,7 @@ function spelling(k: OrthogonalKernel): Spelling {
  * Pair `k` of round `r` of the tournament of NP players (NP - 1 is the fixed one; for odd n it is the dummy n), as C
  * declarations of p < q. The round's first phase stores them for the updates (an integer division each is dear).
  */
-function pair(k: string): string {
+export function pair(k: string): string {
   return `const jx_index jx_i = ${k} == 0 ? NP - 1 : (r + ${k}) % (NP - 1), jx_j = ${k} == 0 ? r : (r + NP - 1 - ${k}) % (NP - 1), `
     + 'p = jx_i < jx_j ? jx_i : jx_j, q = jx_i < jx_j ? jx_j : jx_i;';
 }
@@ -76,6 +76,12 @@ export function jacobiSpec(k: OrthogonalKernel): LinalgSpec {
     work: `${M} * ${N} * ${N} * 8`,
     steps: svdSteps(k, s),
   };
+}
+
+/** svd's spec after the sweeps (render/linalg-jacobi-cuda.ts's finish): the buffers and params of jacobiSpec's. */
+export function svdFinishSpec(k: OrthogonalKernel): LinalgSpec {
+  const spec = jacobiSpec(k);
+  return { ...spec, label: spec.label.replace('svd (', 'svd, after multi-block sweeps ('), steps: svdSteps(k, spelling(k), true) };
 }
 
 /** eigh's work per matrix: W (n²), then each pair's cos, sin, p, q, off and all (⌈n/2⌉ each), then the sort's permutation (n). */
@@ -181,9 +187,13 @@ function sortSteps(values: string, count: string, before: '<' | '>', after: Lina
   ];
 }
 
-function svdSteps(k: OrthogonalKernel, { T, sqrt, fabs, copysign, eps, one, zero }: Spelling): LinalgStep[] {
+/**
+ * svd's steps; `finish`: only those after the sweeps (norms, sort, U's completion, the outputs), for
+ * render/linalg-jacobi-cuda.ts's multi-block sweeps, which leave G in work and V in rot as the loop would.
+ */
+function svdSteps(k: OrthogonalKernel, { T, sqrt, fabs, copysign, eps, one, zero }: Spelling, finish = false): LinalgStep[] {
   const uv = k.computeUv;
-  const steps: LinalgStep[] = [
+  const all: LinalgStep[] = [
     // the tall orientation G (M x N, M >= N): x itself, or its transpose when it is wide
     'const int wide = m < n;',
     'const jx_index M = wide ? n : m, N = wide ? m : n, P = (N + 1) / 2, NP = 2 * P;',
@@ -234,6 +244,10 @@ function svdSteps(k: OrthogonalKernel, { T, sqrt, fabs, copysign, eps, one, zero
         'sync',
       ],
     },
+  ];
+  // `finish` keeps the tall orientation's names (the first four steps) but not the init and the sweeps
+  const steps: LinalgStep[] = finish ? [...all.slice(0, 4)] : all;
+  steps.push(
     {
       parallel: [{ name: 'c', from: '0', to: 'N' }],
       body: [
@@ -242,7 +256,7 @@ function svdSteps(k: OrthogonalKernel, { T, sqrt, fabs, copysign, eps, one, zero
         `s[c] = ${sqrt}(norm2);`,
       ],
     },
-  ];
+  );
   // descending; the columns of G and V are read through the permutation
   if (!uv) return [...steps, ...sortSteps('s', 'N', '>', [], T)];
   return [...steps, ...sortSteps('s', 'N', '>', [

@@ -29,8 +29,10 @@
 // The orthogonal kernels (kernel-ir.ts OrthogonalKernel) come here too: qr on
 // CUDA (render/linalg-qr.ts; the C target keeps render/linalg-eig.ts's loop),
 // eigh and svd on both targets (render/linalg-jacobi.ts: on CUDA a block per
-// matrix at every size, ⌈min(m, n)/2⌉ threads rounded up to a warp, 32 to
-// 256; on the C target a matrix per thread, OpenMP over the batch).
+// matrix, ⌈min(m, n)/2⌉ threads rounded up to a warp, 32 to 256, below
+// CUDA_JACOBI_MIN = 512 (min(m, n)) or in batches over 16, else
+// render/linalg-jacobi-cuda.ts's same rounds over many blocks, bit for bit;
+// on the C target a matrix per thread, OpenMP over the batch).
 import type { LinalgKernel, OrthogonalKernel } from '../kernel-ir.js';
 import { type RenderedKernel, indent, indexType, int } from './cuda-common.js';
 import { C_DIALECT, C_TYPES, CUDA_DIALECT, CUDA_TYPES } from './expr.js';
@@ -118,6 +120,7 @@ export function linalgC(k: LinalgKernel, name: string): string {
 
 /** The C translation unit's function for lax.linalg.eigh / svd (render/linalg-jacobi.ts): a matrix per thread. */
 export function jacobiC(k: OrthogonalKernel, name: string): string {
+  if (k.jacobi) throw new Error(`render/c: ${name} is a stage of the CUDA multi-block Jacobi (lower-jacobi.ts lowers it for 'cuda' only)`);
   return specC(jacobiSpec(k), name, { functions: '', dispatch: [] });
 }
 
@@ -166,8 +169,7 @@ export function qrCuda(k: OrthogonalKernel, params: readonly number[]): Rendered
  * The CUDA body for lax.linalg.eigh / svd (render/linalg-jacobi.ts): a block per matrix, a thread per pair of the
  * round-robin ordering (⌈n/2⌉ of the smaller dimension, rounded up to a warp; 32 to 256) and a share of each update.
  */
-export function jacobiCuda(k: OrthogonalKernel, params: readonly number[]): RenderedKernel {
-  const spec = jacobiSpec(k);
+export function jacobiCuda(k: OrthogonalKernel, params: readonly number[], spec = jacobiSpec(k)): RenderedKernel {
   const m = params[1] ?? 0;
   const n = params[2] ?? 0;
   const pairs = Math.ceil(Math.min(m, n) / 2);
