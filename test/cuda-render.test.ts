@@ -318,7 +318,7 @@ function run(command: string, args: string[]): Promise<{ code: number; output: s
 });
 
 // The tensor-core conv (render/conv-mma.ts) through ptxas: bf16, f16, tf32 and 3xTF32 fragments, 64- and 128-wide
-// tiles, cp.async and element-by-element A tiles, split-K; ptxas -v must report no spills. The register counts are
+// tiles, cp.async (16- and 4-byte chunks) and element-by-element A tiles, split-K; ptxas -v must report no spills. The register counts are
 // logged (issue 15).
 (nvcc ? test : test.skip)(`nvcc -Xptxas -v: the tensor-core conv kernels compile for sm_90a with no spills${nvcc ? '' : ' (nvcc not on PATH)'}`, async (t) => {
   t.timeout(300_000);
@@ -334,6 +334,7 @@ function run(command: string, args: string[]): Promise<{ code: number; output: s
     { label: 'bfloat16 32x56x56x64 3x3x64', ...nhwc([32, 56, 56, 64], [3, 3, 64, 64], 'bfloat16'), expect: /mma\.sync bfloat16.*128x64x32 tiles.*lhs by 16-byte cp\.async/ },
     { label: 'float16 32x28x28x64 3x3x128', ...nhwc([32, 28, 28, 64], [3, 3, 64, 128], 'float16'), expect: /mma\.sync float16.*128x128x32 tiles/ },
     { label: 'float32 32x56x56x64 3x3x64 (tf32)', ...nhwc([32, 56, 56, 64], [3, 3, 64, 64], 'float32'), expect: /mma\.sync tf32.*128x64x16 tiles/ },
+    { label: 'float32 32x56x56x63 3x3x128 (tf32, 4-byte A chunks: 16 rows a thread)', ...nhwc([32, 56, 56, 63], [3, 3, 63, 128], 'float32'), expect: /mma\.sync tf32.*128x128x16 tiles.*lhs by 4-byte cp\.async/ },
     { label: 'float32 HIGHEST 32x56x56x64 3x3x64 (3xTF32)', ...nhwc([32, 56, 56, 64], [3, 3, 64, 64], 'float32', { precision: 'highest' }), expect: /mma\.sync 3xTF32.*64x64x16 tiles/ },
     { label: 'bfloat16 2 groups of 35 features (element-by-element A)', ...nhwc([8, 28, 28, 70], [3, 3, 35, 64], 'bfloat16', { featureGroupCount: 2 }), expect: /lhs element by element/ },
     { label: 'bfloat16 long K, few tiles (split-K)', ...nhwc([2, 6, 5, 256], [3, 3, 256, 32], 'bfloat16'), expect: /split-K/ },

@@ -31,6 +31,8 @@ export interface ConvMmaInput {
   constants: string[];
   /** lines setting `${name}_ok` and `${name}_off` for output coordinate y and tap coordinate t of spatial dim d */
   lhsPosition: (d: number, y: string, t: string, name: string) => string[];
+  /** the same from the position p = y s + t rd - lo in the padded, dilated input */
+  lhsPositionAt: (d: number, p: string, name: string) => string[];
   /** lines unravelling a row-major linear index into `${prefix}${d}` */
   unravel: (linear: string, rank: number, size: (d: number) => string, prefix: string) => string[];
   /** the store conversion of the output dtype */
@@ -72,7 +74,7 @@ export function convMma(c: ConvMmaInput, path: Decision<ConvPath>, tiling: Decis
   // the copies: lhs chunks of input features within one tap; rhs chunks of a group's output features
   const lhsChunk = chunkBytes(E, c.alignments[1] ?? 16, [v('lsN'), ...(groups > 1 ? [v('lsG')] : []), ...range(r).map((d) => v(`ls${d}`))], (n) => I % n === 0 && (n === 1 || v('lsC') === 1));
   const rhsChunk = v('rsO') === 1 ? chunkBytes(E, c.alignments[2] ?? 16, [v('rsI'), ...(groups > 1 ? [Og] : []), ...range(r).map((d) => v(`rs${d}`))], () => true) : 0;
-  const lhsWhy = lhsChunk ? `lhs by ${lhsChunk}-byte cp.async` : `lhs element by element (${v('lsC') !== 1 && I > 1 ? `feature stride ${v('lsC')}` : `${I} features per group, strides or alignment allow no ${E}-byte multiple chunk`})`;
+  const lhsWhy = lhsChunk ? `lhs by ${lhsChunk}-byte cp.async (row indices once per block)` : `lhs element by element (${v('lsC') !== 1 && I > 1 ? `feature stride ${v('lsC')}` : `${I} features per group, strides or alignment allow no ${E}-byte multiple chunk`})`;
   const rhsWhy = rhsChunk ? `rhs by ${rhsChunk}-byte cp.async` : `rhs element by element (${v('rsO') !== 1 ? `output-feature stride ${v('rsO')}` : 'strides or alignment allow no chunk'})`;
 
   const A_BYTES = BM * BK * E, B_BYTES = BK * BN * E, STAGE = A_BYTES + B_BYTES;
@@ -90,23 +92,59 @@ export function convMma(c: ConvMmaInput, path: Decision<ConvPath>, tiling: Decis
     ...range(r).flatMap((d) => [...c.lhsPosition(d, `y${d + 1}`, `t${d}`, `q${d}`), `ok &= q${d}_ok; off += q${d}_off;`]),
   ];
   const rhsOffset = `(grp * Og + o) * rsO + ci * rsI${range(r).map((d) => ` + t${d} * rs${d}`).join('')}`;
+  // A by chunks: a thread copies the same chunk column of the same rows at every k step (the block's threads are a
+  // multiple of a row's 4 to 16 chunks), so the rows' index arithmetic (batch, output pixel: divisions) is done once,
+  // before the k loop (4 to 16 rows a thread), and the tap and feature once per k step
+  const chunksPerRow = lhsChunk ? (BK * E) / lhsChunk : 0;
+  const rowsPerThread = lhsChunk ? (BM * chunksPerRow) / THREADS : 0;
+  if (lhsChunk && (THREADS % chunksPerRow || !Number.isInteger(rowsPerThread))) throw new Error(`renderCuda: conv tiling ${JSON.stringify(tiling.choice)}: ${THREADS} threads do not cover rows of ${chunksPerRow} chunks`);
+  const rowSetup = lhsChunk
+    ? [
+        `const int aCol = threadIdx.x % ${chunksPerRow} * ${lhsChunk / E};`,
+        `jx_index aBase[${rowsPerThread}]${range(r).map((d) => `, aP${d}[${rowsPerThread}]`).join('')};`,
+        `bool aIn[${rowsPerThread}];`,
+        '#pragma unroll',
+        `for (int i = 0; i < ${rowsPerThread}; ++i) {`,
+        indent([
+          `const jx_index m = m0 + threadIdx.x / ${chunksPerRow} + i * ${THREADS / chunksPerRow};`,
+          'aIn[i] = m < M;',
+          ...c.unravel('(aIn[i] ? m : 0)', r + 1, (d) => `out${d - 1}`, 'y'),
+          'aBase[i] = grp * lsG + y0 * lsN;',
+          ...range(r).map((d) => `aP${d}[i] = y${d + 1} * s${d} - lo${d};`),
+        ], 2),
+        '}',
+      ]
+    : [];
+  const hoistedA = (sa: string): string[] => [
+    '{',
+    indent([
+      'const jx_index kx = k0 + aCol;',
+      'const bool kIn = kx < K;',
+      ...tapOf('(kIn ? kx : 0)'),
+      '#pragma unroll',
+      `for (int i = 0; i < ${rowsPerThread}; ++i) {`,
+      indent([
+        'int bytes = 0;',
+        `const ${st} *src = lhs;`,
+        'if (kIn && aIn[i]) {',
+        indent([
+          'jx_index off = aBase[i] + ci * lsC;',
+          'int ok = 1;',
+          ...range(r).flatMap((d) => [...c.lhsPositionAt(d, `aP${d}[i] + t${d} * rd${d}`, `q${d}`), `ok &= q${d}_ok; off += q${d}_off;`]),
+          `if (ok) { bytes = ${lhsChunk}; src = lhs + off; }`,
+        ], 2),
+        '}',
+        `const int row = threadIdx.x / ${chunksPerRow} + i * ${THREADS / chunksPerRow};`,
+        `jx_cp_async_${lhsChunk}(${sa} + ${swizzleA(`row * ${BK * E} + aCol * ${E}`)}, src, bytes);`,
+      ], 2),
+      '}',
+    ], 2),
+    '}',
+  ];
   const loadStage = (): string[] => {
     const sa = 'jx_smem + stage * ' + STAGE, sb = `jx_smem + stage * ${STAGE} + ${A_BYTES}`;
     const a = lhsChunk
-      ? [
-          `for (int q = threadIdx.x; q < ${(BM * BK * E) / lhsChunk}; q += ${THREADS}) {`,
-          indent([
-            `const int row = q / ${(BK * E) / lhsChunk}, col = q % ${(BK * E) / lhsChunk} * ${lhsChunk / E};`,
-            'const jx_index m = m0 + row, kx = k0 + col;',
-            'int bytes = 0;',
-            `const ${st} *src = lhs;`,
-            'if (m < M && kx < K) {',
-            indent([...tapOf('kx'), ...lhsOffset, `if (ok) { bytes = ${lhsChunk}; src = lhs + off; }`], 2),
-            '}',
-            `jx_cp_async_${lhsChunk}(${sa} + ${swizzleA(`row * ${BK * E} + col * ${E}`)}, src, bytes);`,
-          ], 2),
-          '}',
-        ]
+      ? hoistedA(sa)
       : [
           `for (int e = threadIdx.x; e < ${BM * BK}; e += ${THREADS}) {`,
           indent([
@@ -220,6 +258,7 @@ export function convMma(c: ConvMmaInput, path: Decision<ConvPath>, tiling: Decis
     '    #pragma unroll',
     '    for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;',
     ...step.decls,
+    ...rowSetup,
     // as the GEMM's pipeline: S - 1 stages in flight before the first compute, a commit group per stage (empty past
     // the end), so wait<S - 2> means "the oldest stage has landed"
     `for (int s = 0; s < ${S - 1}; ++s) {`,

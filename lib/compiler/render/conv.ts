@@ -57,8 +57,13 @@ function arithmetic(k: ConvKernel, types: DialectTypes, cuda: boolean): { acc: s
  * output coordinate `y` and tap coordinate `t` of spatial dim d.
  */
 function lhsPosition(d: number, y: string, t: string, name: string): string[] {
+  return lhsPositionAt(d, `${y} * s${d} + ${t} * rd${d} - lo${d}`, name);
+}
+
+/** lhsPosition from the position `p` in the padded, dilated input (conv-mma.ts hoists y * s - lo out of its k loop). */
+export function lhsPositionAt(d: number, p: string, name: string): string[] {
   return [
-    `const jx_index ${name}_p = ${y} * s${d} + ${t} * rd${d} - lo${d};`,
+    `const jx_index ${name}_p = ${p};`,
     // without lhs dilation (the common case, and a branch the C target predicts) no division
     `const jx_index ${name}_q = ld${d} == 1 ? ${name}_p : ${name}_p / ld${d};`,
     `const int ${name}_ok = ${name}_p >= 0 && (ld${d} == 1 || ${name}_p % ld${d} == 0) && ${name}_q < in${d};`,
@@ -311,7 +316,7 @@ export function convCuda(k: ConvKernel, params: readonly number[], name: string,
   const path = convPath(facts);
   const constants = [...names.map((n) => `const jx_index ${n} = ${int(v(n))};`), ...names.map((n) => `(void)${n};`)];
   if (path.choice === 'mma') {
-    return convMma({ k, value: v, constants, lhsPosition, unravel: unravelNamed, store, alignments }, path, convMmaTiling(facts), name);
+    return convMma({ k, value: v, constants, lhsPosition, lhsPositionAt, unravel: unravelNamed, store, alignments }, path, convMmaTiling(facts), name);
   }
   // output-feature tile: the features of a group rounded up to a power of two, 16 to 64; the M tile fills 256 threads x 16
   const BN = Math.min(64, Math.max(16, 2 ** Math.ceil(Math.log2(Math.max(Og, 1)))));
