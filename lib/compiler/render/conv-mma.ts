@@ -9,7 +9,8 @@
 // and lhs-dilation holes), into BM rows of 64 bytes of k. Where the input
 // features are contiguous and a whole chunk of them lies in one tap (the
 // features per group a multiple of the chunk), a row's chunk is one cp.async,
-// zero-filled when the tap reads padding; else element by element. The B
+// zero-filled when the tap reads padding, each thread's rows indexed once
+// before the k loop; else element by element. The B
 // tile (k x output features) comes from the kernel with output features
 // contiguous (lower.ts copies the kernel operand so), by cp.async chunks
 // zero-filled past the group's last feature, or element by element. Tiles
@@ -74,7 +75,7 @@ export function convMma(c: ConvMmaInput, path: Decision<ConvPath>, tiling: Decis
   // the copies: lhs chunks of input features within one tap; rhs chunks of a group's output features
   const lhsChunk = chunkBytes(E, c.alignments[1] ?? 16, [v('lsN'), ...(groups > 1 ? [v('lsG')] : []), ...range(r).map((d) => v(`ls${d}`))], (n) => I % n === 0 && (n === 1 || v('lsC') === 1));
   const rhsChunk = v('rsO') === 1 ? chunkBytes(E, c.alignments[2] ?? 16, [v('rsI'), ...(groups > 1 ? [Og] : []), ...range(r).map((d) => v(`rs${d}`))], () => true) : 0;
-  const lhsWhy = lhsChunk ? `lhs by ${lhsChunk}-byte cp.async (row indices once per block)` : `lhs element by element (${v('lsC') !== 1 && I > 1 ? `feature stride ${v('lsC')}` : `${I} features per group, strides or alignment allow no ${E}-byte multiple chunk`})`;
+  const lhsWhy = lhsChunk ? `lhs by ${lhsChunk}-byte cp.async (rows indexed once)` : `lhs element by element (${v('lsC') !== 1 && I > 1 ? `feature stride ${v('lsC')}` : `${I} features per group, strides or alignment allow no ${E}-byte multiple chunk`})`;
   const rhsWhy = rhsChunk ? `rhs by ${rhsChunk}-byte cp.async` : `rhs element by element (${v('rsO') !== 1 ? `output-feature stride ${v('rsO')}` : 'strides or alignment allow no chunk'})`;
 
   const A_BYTES = BM * BK * E, B_BYTES = BK * BN * E, STAGE = A_BYTES + B_BYTES;
