@@ -82,7 +82,8 @@ export interface RenderCudaOptions {
   name?: string;
   /** byte alignment of each buffer's address, in the kernel's buffer order (default 16 for all) */
   alignments?: number[];
-  /** for dots: the GPU's compute capability, a forced GEMM path, an autotuned tiling (cuda-dot.ts) */
+  /** for dots: the GPU's compute capability, a forced GEMM path, an autotuned tiling (cuda-dot.ts); for convs the compute
+   * capability and a forced path, simt or mma (conv.ts ConvTarget) */
   gemm?: GemmTarget;
 }
 
