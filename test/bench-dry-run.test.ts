@@ -60,7 +60,7 @@ test('every workload runs at tiny sizes with finite positive times and right out
     t.true(r.check === 'ok' || r.check === 'not checked', `${r.name}: ${r.check}`);
   }
   // the issue's workload families are all here, and most outputs were checked
-  for (const family of ['copy_', 'chain10_f32', 'chain10_bf16', 'sum_', 'softmax_', 'layernorm_', 'transpose_', 'gemm_bf16', 'gemm_f32', 'mlp_gelu', 'sort_f32', 'conv_f32', 'solve_f32', 'dispatch_1kernel', 'dispatch_10kernels', 'h2d_pageable', 'h2d_pinned', 'd2h_pinned', 'd2h_pageable', 'tutorial_baseline', 'tutorial_activation_offload', 'tutorial_parameter_offload', 'adam_step', 'adam_step_offloaded', 'compile_cold', 'compile_warm']) {
+  for (const family of ['copy_', 'chain10_f32', 'chain10_bf16', 'sum_', 'softmax_', 'layernorm_', 'transpose_', 'gemm_bf16', 'gemm_f32', 'mlp_gelu', 'sort_f32', 'conv_f32', 'conv_bf16', 'solve_f32', 'dispatch_1kernel', 'dispatch_10kernels', 'h2d_pageable', 'h2d_pinned', 'd2h_pinned', 'd2h_pageable', 'tutorial_baseline', 'tutorial_activation_offload', 'tutorial_parameter_offload', 'adam_step', 'adam_step_offloaded', 'compile_cold', 'compile_warm']) {
     t.true(rows.some((r) => r.name.startsWith(family)), `no ${family} row`);
   }
   t.true(rows.filter((r) => r.check === 'ok').length >= 27, `only ${rows.filter((r) => r.check === 'ok').length} rows checked`);

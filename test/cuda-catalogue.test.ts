@@ -5,7 +5,8 @@
 // fused programs of real models) with random inputs and poisoned outputs, so
 // a kernel that writes nothing, writes part of its output, or computes
 // something else cannot pass. Integers, booleans and data movement must
-// agree bit for bit; floats to a few ulps (float32 dots to f32 accumulation error), since the two backends' libm
+// agree bit for bit; floats to a few ulps (float32 dots and convs to f32 accumulation error, tf32 at default
+// precision), since the two backends' libm
 // differ (NaN where the other has NaN).
 import test from 'ava';
 import { type DType, itemsize } from '../lib/core/dtype.js';
@@ -151,6 +152,14 @@ if (onCuda) {
         if (kernel.kind === 'dot' && dtype === 'float32') {
           const tf32 = kernel.inputDtype === 'float32' && kernel.precision !== 'highest';
           absolute = 2 ** (tf32 ? -10 : -20) * Math.max(1, Number(e.params[3])) * maxAbs(outputs) * maxAbs(outputs + 1) + 1e-6;
+        }
+        // float convs likewise: the CUDA conv on tensor cores (render/conv-mma.ts) adds the K = taps x features
+        // products in mma order, the CPU tap by tap; float32 operands at default precision are tf32 there
+        if (kernel.kind === 'conv' && kernel.inputDtype !== 'float64' && FLOATS.has(kernel.inputDtype) && dtype !== 'float64') {
+          let K = Number(e.params[2]);
+          for (let d = 0; d < kernel.spatialRank; d++) K *= Number(e.params[4 + 7 * d + 2]);
+          const tf32 = kernel.inputDtype === 'float32' && kernel.precision !== 'highest';
+          absolute = Math.max(absolute, 2 ** (tf32 ? -10 : -20) * Math.max(1, K) * maxAbs(outputs) * maxAbs(outputs + 1) + 1e-6);
         }
         // float32 sums likewise: the CPU adds in float lanes (render/c.ts floatLanes), CUDA in double; n_inner terms
         // of at most the inputs' magnitude (the catalogue's prologues do not grow their values)

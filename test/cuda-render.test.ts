@@ -66,7 +66,7 @@ test('every catalogue kernel renders to one translation unit (with the prelude h
     const where = `${e.label} (${r.name})`;
     // the prelude, handed to NVRTC as an in-memory header (runtime/kernel-headers.ts), and for tensor-core GEMMs the
     // device functions of their inline PTX
-    const tensorCores = r.source.includes('tensor-core GEMM');
+    const tensorCores = r.source.includes('tensor-core GEMM');  // the dot's and the conv's (implicit tensor-core GEMM)
     t.deepEqual(r.source.match(/#include .*/g), ['#include "jaxon_cuda.h"', ...(tensorCores ? ['#include "jaxon_mma.h"'] : [])], `${where}: includes only the prelude`);
     t.true(/^[A-Za-z_][A-Za-z0-9_]*$/.test(r.name), `${where}: name is a C identifier`);
     t.is(r.source.split('extern "C" __global__').length - 1, 1, `${where}: one extern "C" __global__ entry`);
@@ -300,6 +300,50 @@ function run(command: string, args: string[]): Promise<{ code: number; output: s
     const kernel: Kernel = { kind: 'dot', inputDtype: v.dtype, outputDtype: v.dtype };
     const r = renderCuda(kernel, v.params, { gemm: { sm: 90, path: 'wgmma', tma: v.tma } });
     t.regex(r.source, v.producer, v.label);
+    const path = join(dir, `${r.name}.cu`);
+    writeFileSync(path, r.source);
+    const { code, output } = await run(nvcc!, ['-cubin', '-arch=sm_90a', '-w', '-Xptxas', '-v', '-I', kernelHeaderDir(), '-o', join(dir, `${r.name}.cubin`), path]);
+    if (code !== 0) {
+      t.fail(`${v.label}: nvcc failed:\n${output.slice(0, 4000)}`);
+      continue;
+    }
+    const registers = /Used (\d+) registers/.exec(output)?.[1];
+    const spills = /(\d+) bytes spill stores, (\d+) bytes spill loads/.exec(output);
+    t.truthy(registers && spills, `${v.label}: ptxas -v reports registers and spills:\n${output}`);
+    t.deepEqual([spills?.[1], spills?.[2]], ['0', '0'], `${v.label}: no spills`);
+    lines.push(`${v.label}: ${registers} registers, ${spills?.[1]} bytes spill stores, ${spills?.[2]} bytes spill loads`);
+  }
+  t.log(lines.join('\n'));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+// The tensor-core conv (render/conv-mma.ts) through ptxas: bf16, f16, tf32 and 3xTF32 fragments, 64- and 128-wide
+// tiles, cp.async (16- and 4-byte chunks) and element-by-element A tiles, split-K; ptxas -v must report no spills. The register counts are
+// logged (issue 15).
+(nvcc ? test : test.skip)(`nvcc -Xptxas -v: the tensor-core conv kernels compile for sm_90a with no spills${nvcc ? '' : ' (nvcc not on PATH)'}`, async (t) => {
+  t.timeout(300_000);
+  const nhwc = (lhs: number[], rhs: number[], dtype: DType, extra: { featureGroupCount?: number; precision?: 'highest'; strides?: number[] } = {}) => {
+    const params = {
+      windowStrides: extra.strides ?? [1, 1], padding: [[1, 1], [1, 1]] as [number, number][], lhsDilation: [1, 1], rhsDilation: [1, 1],
+      dimensionNumbers: { lhsSpec: [0, 3, 1, 2], rhsSpec: [3, 2, 0, 1], outSpec: [0, 3, 1, 2] },
+      featureGroupCount: extra.featureGroupCount ?? 1, batchGroupCount: 1, preferredElementType: null, ...(extra.precision ? { precision: extra.precision } : {}),
+    };
+    return lowered('conv_general_dilated', [aval(lhs, dtype), aval(rhs, dtype)], params);
+  };
+  const variants: { label: string; kernel: Kernel; params: number[]; expect: RegExp }[] = [
+    { label: 'bfloat16 32x56x56x64 3x3x64', ...nhwc([32, 56, 56, 64], [3, 3, 64, 64], 'bfloat16'), expect: /mma\.sync bfloat16.*128x64x32 tiles.*lhs by 16-byte cp\.async/ },
+    { label: 'float16 32x28x28x64 3x3x128', ...nhwc([32, 28, 28, 64], [3, 3, 64, 128], 'float16'), expect: /mma\.sync float16.*128x128x32 tiles/ },
+    { label: 'float32 32x56x56x64 3x3x64 (tf32)', ...nhwc([32, 56, 56, 64], [3, 3, 64, 64], 'float32'), expect: /mma\.sync tf32.*128x64x16 tiles/ },
+    { label: 'float32 32x56x56x63 3x3x128 (tf32, 4-byte A chunks: 16 rows a thread)', ...nhwc([32, 56, 56, 63], [3, 3, 63, 128], 'float32'), expect: /mma\.sync tf32.*128x128x16 tiles.*lhs by 4-byte cp\.async/ },
+    { label: 'float32 HIGHEST 32x56x56x64 3x3x64 (3xTF32)', ...nhwc([32, 56, 56, 64], [3, 3, 64, 64], 'float32', { precision: 'highest' }), expect: /mma\.sync 3xTF32.*64x64x16 tiles/ },
+    { label: 'bfloat16 2 groups of 35 features (element-by-element A)', ...nhwc([8, 28, 28, 70], [3, 3, 35, 64], 'bfloat16', { featureGroupCount: 2 }), expect: /lhs element by element/ },
+    { label: 'bfloat16 long K, few tiles (split-K)', ...nhwc([2, 6, 5, 256], [3, 3, 256, 32], 'bfloat16'), expect: /split-K/ },
+  ];
+  const dir = mkdtempSync(join(tmpdir(), 'jaxon-conv-mma-'));
+  const lines: string[] = [];
+  for (const v of variants) {
+    const r = renderCuda(v.kernel, v.params, { gemm: { sm: 90, path: 'mma' } });
+    t.regex(r.source, v.expect, v.label);
     const path = join(dir, `${r.name}.cu`);
     writeFileSync(path, r.source);
     const { code, output } = await run(nvcc!, ['-cubin', '-arch=sm_90a', '-w', '-Xptxas', '-v', '-I', kernelHeaderDir(), '-o', join(dir, `${r.name}.cubin`), path]);

@@ -1,8 +1,8 @@
 """The breadth workloads of the GPU benchmark suite (issue 15), JAX's side (jaxon's is bench/jaxon/breadth.ts).
 
-A sort of float32 values (jnp.sort), a ResNet-style convolution (NHWC input, HWIO kernel, SAME padding, stride 1)
-and a solve of a square float32 system with one right-hand side, each jitted and checked as jaxon's side checks
-them: the sort whole (order, and the same sum as its input), the convolution at a corner and an inner pixel
+A sort of float32 values (jnp.sort), a ResNet-style convolution (NHWC input, HWIO kernel, SAME padding, stride 1;
+float32 and bfloat16) and a solve of a square float32 system with one right-hand side, each jitted and checked as
+jaxon's side checks them: the sort whole (order, and the same sum as its input), the convolution at a corner and an inner pixel
 against float64 sums of its inputs, the solve by its residual.
 """
 from __future__ import annotations
@@ -33,8 +33,9 @@ def check_sorted(out, x):
     return None if abs(a - b) <= 1e-9 * float(np.sum(np.abs(values))) else f"sort: the output sums to {a}, the input to {b}"
 
 
-def check_conv_pixels(out, x, w, window):
-    """Output pixels (0, 0) and (1, 1) of image 0, their first 8 features, against float64 sums of the inputs."""
+def check_conv_pixels(out, x, w, window, relative=2e-3):
+    """Output pixels (0, 0) and (1, 1) of image 0, their first 8 features, against float64 sums of the inputs
+    (a bfloat16 result adds its own rounding, 2^-9 of the sum: relative 6e-3 there)."""
     import numpy as np
 
     _, height, width, _ = x.shape
@@ -55,7 +56,7 @@ def check_conv_pixels(out, x, w, window):
                         terms = image[y, z, :] * weights[i, j, :, o]
                         total += float(np.sum(terms))
                         magnitude += float(np.sum(np.abs(terms)))
-            if not abs(got[o] - total) <= 2e-3 * magnitude + 1e-6:
+            if not abs(got[o] - total) <= relative * magnitude + 1e-6:
                 return f"conv: pixel ({r}, {c}) feature {o}: {got[o]} vs {total}"
     return None
 
@@ -75,19 +76,22 @@ def breadth_workloads(s: dict) -> list:
 
     batch, height, width, cin, cout, window = s["conv"]
 
-    def conv_prepare():
-        from jax import lax
+    # the convolution in float32 (TF32 at the default precision) and in bfloat16 (f32 accumulation)
+    for dtype, code, size, relative in (("float32", "f32", 4, 2e-3), ("bfloat16", "bf16", 2, 6e-3)):
 
-        def conv(x, w):
-            return lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        def conv_prepare(dtype=dtype, relative=relative):
+            from jax import lax
 
-        inputs = [random_normal([batch, height, width, cin]), random_normal([window, window, cin, cout], "float32", 1 / math.sqrt(window * window * cin))]
-        return _jitted(conv, inputs, lambda o, i: check_conv_pixels(o, i[0], i[1], window))
+            def conv(x, w):
+                return lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
 
-    out.append(Workload(name=f"conv_f32_{shape_label([batch, height, width, cin])}_{window}x{window}x{cout}", kind="compute",
-                        shape=shape_label([batch, height, width, cin, cout, window]), dtype="float32",
-                        flops=2 * batch * height * width * cin * cout * window * window,
-                        bytes=4 * (batch * height * width * (cin + cout) + window * window * cin * cout), prepare=conv_prepare))
+            inputs = [random_normal([batch, height, width, cin], dtype), random_normal([window, window, cin, cout], dtype, 1 / math.sqrt(window * window * cin))]
+            return _jitted(conv, inputs, lambda o, i: check_conv_pixels(o, i[0], i[1], window, relative))
+
+        out.append(Workload(name=f"conv_{code}_{shape_label([batch, height, width, cin])}_{window}x{window}x{cout}", kind="compute",
+                            shape=shape_label([batch, height, width, cin, cout, window]), dtype=dtype,
+                            flops=2 * batch * height * width * cin * cout * window * window,
+                            bytes=size * (batch * height * width * (cin + cout) + window * window * cin * cout), prepare=conv_prepare))
 
     m = s["solve"]
 

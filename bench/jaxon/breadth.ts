@@ -2,7 +2,7 @@
 // (JAX's is bench/jax/breadth.py): the rows `npm run bench:breadth` times
 // beside NumPy on the CPU, here beside JAX on a GPU. A sort of float32
 // values (jnp.sort), a ResNet-style convolution (NHWC input, HWIO kernel,
-// SAME padding, stride 1) and a solve of a square float32 system with one
+// SAME padding, stride 1; float32 and bfloat16) and a solve of a square float32 system with one
 // right-hand side. Each is jitted and checked: the sort whole (order, and
 // the same sum as its input), the convolution at a corner and an inner
 // pixel against float64 sums of its inputs, the solve by its residual.
@@ -29,18 +29,19 @@ export function checkSorted(out: Array, x: Array): string | null {
 
 /**
  * Output pixels (0, 0) (in the padding's reach) and (1, 1) of image 0, their first 8 features, against float64 sums
- * of the inputs: the error of a dot product scales with the sum of |terms| (TF32 on a GPU, as JAX's default).
+ * of the inputs: the error of a dot product scales with the sum of |terms| (TF32 on a GPU, as JAX's default; a
+ * bfloat16 result adds its own rounding, 2^-9 of the sum: `relative` 6e-3 there).
  */
-export function checkConvPixels(out: Array, x: Array, w: Array, window: number): string | null {
+export function checkConvPixels(out: Array, x: Array, w: Array, window: number, relative = 2e-3): string | null {
   const [, height, width, features] = x.shape as [number, number, number, number];
   const outs = Math.min(8, w.shape[3]!);
-  const weights = w.dataSync();
+  const weights = jax.tidy(() => w.astype('float32').dataSync());
   const reach = Math.min(height, window + 1), span = Math.min(width, window + 1);
-  const patch = jax.tidy(() => x.index(0, [0, reach], [0, span]).dataSync());
+  const patch = jax.tidy(() => x.index(0, [0, reach], [0, span]).astype('float32').dataSync());
   const lo = (window - 1) >> 1; // SAME: (window - 1) / 2 before, the rest after
   for (const [r, c] of [[0, 0], [1, 1]] as const) {
     if (r >= height || c >= width) continue;
-    const got = jax.tidy(() => out.index(0, r, c, [0, outs]).dataSync());
+    const got = jax.tidy(() => out.index(0, r, c, [0, outs]).astype('float32').dataSync());
     for (let o = 0; o < outs; o++) {
       let sum = 0, magnitude = 0;
       for (let i = 0; i < window; i++) {
@@ -54,7 +55,7 @@ export function checkConvPixels(out: Array, x: Array, w: Array, window: number):
           }
         }
       }
-      if (!(Math.abs(got[o]! - sum) <= 2e-3 * magnitude + 1e-6)) return `conv: pixel (${r}, ${c}) feature ${o}: ${got[o]} vs ${sum}`;
+      if (!(Math.abs(got[o]! - sum) <= relative * magnitude + 1e-6)) return `conv: pixel (${r}, ${c}) feature ${o}: ${got[o]} vs ${sum}`;
     }
   }
   return null;
@@ -66,15 +67,17 @@ export function breadthWorkloads(s: SizeSpec): Workload[] {
     name: `sort_f32_${s.sort}`, kind: 'memory', shape: String(s.sort), dtype: 'float32', flops: 0, bytes: 2 * 4 * s.sort,
     prepare: () => jitted((x) => jnp.sort(x), [randomNormal([s.sort])], (out, [x]) => checkSorted(out, x!)),
   });
-  {
+  // the convolution in float32 (tf32 tensor cores at JAX's default precision) and in bfloat16 (f32 accumulation)
+  for (const dtype of ['float32', 'bfloat16'] as const) {
     const [batch, height, width, cin, cout, window] = s.conv;
+    const bytes = dtype === 'float32' ? 4 : 2;
     list.push({
-      name: `conv_f32_${shapeLabel([batch, height, width, cin])}_${window}x${window}x${cout}`, kind: 'compute', shape: shapeLabel([batch, height, width, cin, cout, window]),
-      dtype: 'float32', flops: 2 * batch * height * width * cin * cout * window * window, bytes: 4 * (batch * height * width * (cin + cout) + window * window * cin * cout),
+      name: `conv_${dtype === 'float32' ? 'f32' : 'bf16'}_${shapeLabel([batch, height, width, cin])}_${window}x${window}x${cout}`, kind: 'compute', shape: shapeLabel([batch, height, width, cin, cout, window]),
+      dtype, flops: 2 * batch * height * width * cin * cout * window * window, bytes: bytes * (batch * height * width * (cin + cout) + window * window * cin * cout),
       prepare: () => jitted(
         (x, w) => lax.convGeneralDilated(x, w, [1, 1], 'SAME', { dimensionNumbers: ['NHWC', 'HWIO', 'NHWC'] }),
-        [randomNormal([batch, height, width, cin]), randomNormal([window, window, cin, cout], 'float32', 1 / Math.sqrt(window * window * cin))],
-        (out, [x, w]) => checkConvPixels(out, x!, w!, window),
+        [randomNormal([batch, height, width, cin], dtype), randomNormal([window, window, cin, cout], dtype, 1 / Math.sqrt(window * window * cin))],
+        (out, [x, w]) => checkConvPixels(out, x!, w!, window, dtype === 'float32' ? 2e-3 : 6e-3),
       ),
     });
   }

@@ -350,6 +350,11 @@ export interface ConvKernel {
   inputDtype: DType;
   outputDtype: DType;
   spatialRank: number;
+  /**
+   * float32 operands at lax.Precision.HIGHEST (as DotKernel's): float32 accuracy where the default lets a GPU round
+   * the operands to tf32 (render/conv-mma.ts: 3xTF32 on tensor cores)
+   */
+  precision?: 'highest';
 }
 
 export type Kernel =
@@ -418,7 +423,7 @@ export function kernelName(k: Kernel): string {
     case 'scatter': return `scatter_${k.combine}_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
     case 'orthogonal': return `linalg_${k.op}${k.fullMatrices ? '_full' : ''}${k.computeUv ? '' : '_nouv'}${k.lower ? '' : '_upper'}${k.sort ? '' : '_unsorted'}${k.jacobi ? `_multiblock_${k.jacobi.stage}` : ''}_${dtypeCode(k.dtype)}`;
     case 'linalg': return `linalg_${k.op}${k.op === 'triangular_solve' ? `_${k.leftSide ? 'l' : 'r'}${k.lower ? 'lo' : 'up'}${k.transposeA ? 't' : 'n'}${k.unitDiagonal ? 'u' : ''}` : ''}${k.large ? '_large' : ''}${k.blocked ? `_blocked${k.blocked.nb}_${k.blocked.stage}` : ''}_${dtypeCode(k.dtype)}`;
-    case 'conv': return `conv${k.spatialRank}d_${dtypeCode(k.inputDtype)}_${dtypeCode(k.outputDtype)}`;
+    case 'conv': return `conv${k.spatialRank}d_${dtypeCode(k.inputDtype)}_${dtypeCode(k.outputDtype)}${k.precision === 'highest' ? '_highest' : ''}`;
     case 'sort': return `sort_${k.stage}${k.order ? `_${k.order}` : ''}_${k.numKeys}_${k.dtypes.map(dtypeCode).join('_')}`;
   }
 }

@@ -590,7 +590,9 @@ function lowerConv(l: ShapedArray, r: ShapedArray, out: ShapedArray, params: Pri
   const spatial = outSp.flatMap((o, d) => [o, inSp[d]!, kSp[d]!, windowStrides[d]!, padding[d]![0], lhsDilation[d]!, rhsDilation[d]!]);
   // no spatial dims (a grouped matmul): one of size 1, which the kernels tile over
   const none = outSp.length === 0;
-  const kernel: Kernel = { kind: 'conv', inputDtype: l.dtype, outputDtype: out.dtype, spatialRank: none ? 1 : outSp.length };
+  // Precision.HIGHEST as lowerDot keeps it: float32 operands only (16-bit ones are exact in any case)
+  const highest = params.precision === 'highest' && l.dtype === 'float32';
+  const kernel: Kernel = { kind: 'conv', inputDtype: l.dtype, outputDtype: out.dtype, spatialRank: none ? 1 : outSp.length, ...(highest ? { precision: 'highest' as const } : {}) };
   const [lsp, rsp, osp] = [ls.slice(2), rs.slice(2), os.slice(2)].map((x) => (none ? [0] : x));
   plan.launches.push({
     kernel,

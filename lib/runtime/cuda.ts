@@ -22,7 +22,7 @@ import { kernelJson } from '../compiler/kernel-ir.js';
 import { type CudaKernelSource, bufferCount, renderCuda } from '../compiler/render/cuda.js';
 import type { Kernel } from '../compiler/kernel-ir.js';
 import type { GemmTarget } from '../compiler/render/cuda-dot.js';
-import { forcedGemmPath } from '../compiler/render/cuda-decisions.js';
+import { forcedConvPath, forcedGemmPath } from '../compiler/render/cuda-decisions.js';
 import { type GemmTuningStore, type TuningDevice, gemmTargetFor, gemmTuningStore } from './gemm-autotune.js';
 import { itemsize } from '../core/dtype.js';
 import { DeviceLostError, ResourceExhaustedError, show, ValueError } from '../core/errors.js';
@@ -133,7 +133,7 @@ function renderPlan(plan: Plan, backend: CudaBackend): { source: CudaKernelSourc
 }
 
 function render(kernel: Plan['launches'][number]['kernel'], params: readonly number[], backend: CudaBackend): CudaKernelSource {
-  const key = `${kernelJson(kernel)}|${params.join(',')}|${kernel.kind === 'dot' ? `${backend.target.arch}|${forcedGemmPath() ?? ''}` : ''}`;
+  const key = `${kernelJson(kernel)}|${params.join(',')}|${kernel.kind === 'dot' ? `${backend.target.arch}|${forcedGemmPath() ?? ''}` : kernel.kind === 'conv' ? `${backend.target.arch}|${forcedConvPath() ?? ''}` : ''}`;
   let rendered = renderedKernels.get(key);
   if (!rendered) {
     // eager buffers come from the allocator: 16-byte aligned at least
@@ -180,8 +180,10 @@ export class CudaBackend implements Backend {
    * tiling tuned for the dot's shape class, tuning it now when it is the class's first dot on a real GPU.
    */
   gemmTarget(kernel: Kernel, params: readonly number[], alignments: readonly number[]): GemmTarget | undefined {
-    if (kernel.kind !== 'dot') return undefined;
     const [major, minor] = this.info.computeCapability;
+    // a conv needs only the compute capability (its tensor-core path: sm_80 and later)
+    if (kernel.kind === 'conv') return { sm: major * 10 + minor };
+    if (kernel.kind !== 'dot') return undefined;
     this.#gemmStore ??= gemmTuningStore(this.info.name, this.target.nvrtcVersion, this.target.arch);
     this.#tensorMaps ??= native().cudaProbe().tensorMaps;
     return gemmTargetFor(kernel, params, alignments, { sm: major * 10 + minor, emulated: this.target.emulator !== undefined, store: this.#gemmStore, runner: () => this.#tuningDevice(), tma: this.#tensorMaps });

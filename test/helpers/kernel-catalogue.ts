@@ -242,7 +242,8 @@ function primitiveEntries(): CatalogueEntry[] {
   add('dot_general', [a([130, 70], 'float64'), a([70, 129], 'float64')], matmul);
   add('dot_general', [a([4, 5], 'float16'), a([5, 6], 'float16')], { dimensionNumbers: matmul.dimensionNumbers, preferredElementType: 'float32' });
   // convolutions: NHWC/HWIO with padding and strides (the unit-stride C tile), NCHW/OIHW with dilations and feature
-  // groups, 1-d batch groups, 3-d, 16-bit and integer operands
+  // groups, 1-d batch groups, 3-d, 16-bit and integer operands (the float32 and 16-bit ones that fill an mma tile take
+  // tensor cores on CUDA)
   const conv = (ns: number, o: Partial<PrimitiveParams['conv_general_dilated']> = {}): PrimitiveParams['conv_general_dilated'] => ({
     windowStrides: new globalThis.Array(ns).fill(1), padding: new globalThis.Array(ns).fill([0, 0]), lhsDilation: new globalThis.Array(ns).fill(1),
     rhsDilation: new globalThis.Array(ns).fill(1), dimensionNumbers: { lhsSpec: [...globalThis.Array(ns + 2).keys()], rhsSpec: [...globalThis.Array(ns + 2).keys()], outSpec: [...globalThis.Array(ns + 2).keys()] },
@@ -255,6 +256,9 @@ function primitiveEntries(): CatalogueEntry[] {
   add('conv_general_dilated', [a([2, 4, 6, 7], 'float32'), a([6, 2, 2, 3], 'float32')], conv(2, { padding: [[2, -1], [0, 1]], lhsDilation: [2, 1], rhsDilation: [1, 2], featureGroupCount: 2 }), ' NCHW groups dilations');
   add('conv_general_dilated', [a([4, 3, 9], 'float16'), a([6, 3, 2], 'float16')], conv(1, { batchGroupCount: 2, windowStrides: [3], preferredElementType: 'float32' }), ' batch groups');
   add('conv_general_dilated', [a([1, 2, 4, 3, 5], 'float32'), a([3, 2, 2, 2, 3], 'float32')], conv(3, { padding: [[1, 0], [0, 1], [1, 1]] }), ' 3-d');
+  // the tensor-core conv (render/conv-mma.ts) in float16 with feature groups, and float32 at Precision.HIGHEST (3xTF32)
+  add('conv_general_dilated', [a([2, 9, 8, 32], 'float16'), a([3, 3, 16, 48], 'float16')], conv(2, { padding: [[1, 1], [1, 1]], featureGroupCount: 2, dimensionNumbers: nhwc }), ' NHWC groups');
+  add('conv_general_dilated', [a([2, 7, 6, 16], 'float32'), a([3, 3, 16, 32], 'float32')], conv(2, { windowStrides: [1, 2], dimensionNumbers: nhwc, precision: 'highest' }), ' NHWC HIGHEST');
   return out;
 }
 

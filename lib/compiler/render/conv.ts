@@ -20,13 +20,17 @@
 //    256 threads compute 4x4 outputs each. Sizes are compile-time constants.
 //    A grid of fewer tiles than SMs (the kernel gradient: few outputs, a
 //    long K) splits K over blocks, summed in split order by the last block
-//    of each tile: deterministic.
+//    of each tile: deterministic. float32 and 16-bit convs whose GEMM is not
+//    too thin take tensor cores instead (conv-mma.ts; cuda-decisions.ts
+//    convPath).
 // The C target runs windows of 64 taps or more (the kernel gradient, whose
 // window is the image) as a GEMM per output pixel (gemmPerPixel below).
 import { isFloating } from '../../core/dtype.js';
 import type { ConvKernel } from '../kernel-ir.js';
 import { type RenderedKernel, SM_COUNT, indent, indexType, int, viewReach } from './cuda-common.js';
+import { type ConvFacts, type ConvPath, convMmaTiling, convPath, forcedConvPath } from './cuda-decisions.js';
 import { ParamReader } from './cuda-params.js';
+import { convMma } from './conv-mma.js';
 import { C_TYPES, CUDA_TYPES, type DialectTypes } from './expr.js';
 
 /** The params' names, in kernel-ir.ts order, for a spatial rank. */
@@ -53,8 +57,13 @@ function arithmetic(k: ConvKernel, types: DialectTypes, cuda: boolean): { acc: s
  * output coordinate `y` and tap coordinate `t` of spatial dim d.
  */
 function lhsPosition(d: number, y: string, t: string, name: string): string[] {
+  return lhsPositionAt(d, `${y} * s${d} + ${t} * rd${d} - lo${d}`, name);
+}
+
+/** lhsPosition from the position `p` in the padded, dilated input (conv-mma.ts hoists y * s - lo out of its k loop). */
+export function lhsPositionAt(d: number, p: string, name: string): string[] {
   return [
-    `const jx_index ${name}_p = ${y} * s${d} + ${t} * rd${d} - lo${d};`,
+    `const jx_index ${name}_p = ${p};`,
     // without lhs dilation (the common case, and a branch the C target predicts) no division
     `const jx_index ${name}_q = ld${d} == 1 ? ${name}_p : ${name}_p / ld${d};`,
     `const int ${name}_ok = ${name}_p >= 0 && (ld${d} == 1 || ${name}_p % ld${d} == 0) && ${name}_q < in${d};`,
@@ -278,7 +287,14 @@ const BK = 16;
 /** Elements of a split-K conv's workspace at most (as the GEMM's, render/cuda-decisions.ts). */
 const SPLIT_K_WORKSPACE = 1 << 22;
 
-export function convCuda(k: ConvKernel, params: readonly number[], name: string): RenderedKernel {
+/** What the renderer knows of the GPU a conv runs on: its compute capability (default 90) and a forced path (default: JAXON_CONV). */
+export interface ConvTarget {
+  sm?: number;
+  path?: ConvPath | null;
+}
+
+/** The conv kernel for these params: the tensor-core implicit GEMM (conv-mma.ts) or the SIMT one, as `conv path` decides. */
+export function convCuda(k: ConvKernel, params: readonly number[], name: string, alignments: readonly number[] = [16, 16, 16], target: ConvTarget = {}): RenderedKernel {
   const r = k.spatialRank;
   const names = convParamNames(r);
   const reader = new ParamReader(params, 'conv');
@@ -292,6 +308,16 @@ export function convCuda(k: ConvKernel, params: readonly number[], name: string)
   const M = v('nOut') * outSp.reduce((a, b) => a * b, 1);
   const K = taps * v('I');
   const Og = v('Og');
+  if (v('groups') > 65535) throw new Error(`render/cuda: a conv kernel runs one grid z-slice per group, at most 65535, got ${v('groups')} groups`);
+  const facts: ConvFacts = {
+    M, N: Og, K, groups: v('groups'), inputDtype: k.inputDtype, outputDtype: k.outputDtype, highest: k.precision === 'highest' && k.inputDtype === 'float32',
+    sm: target.sm ?? 90, forced: target.path === undefined ? forcedConvPath() : target.path,
+  };
+  const path = convPath(facts);
+  const constants = [...names.map((n) => `const jx_index ${n} = ${int(v(n))};`), ...names.map((n) => `(void)${n};`)];
+  if (path.choice === 'mma') {
+    return convMma({ k, value: v, constants, lhsPosition, lhsPositionAt, unravel: unravelNamed, store, alignments }, path, convMmaTiling(facts), name);
+  }
   // output-feature tile: the features of a group rounded up to a power of two, 16 to 64; the M tile fills 256 threads x 16
   const BN = Math.min(64, Math.max(16, 2 ** Math.ceil(Math.log2(Math.max(Og, 1)))));
   const BM = (THREADS * 16) / BN;
@@ -330,8 +356,7 @@ export function convCuda(k: ConvKernel, params: readonly number[], name: string)
   ];
   const lines = [
     `typedef ${idx} jx_index;`,
-    ...names.map((n) => `const jx_index ${n} = ${int(v(n))};`),
-    ...names.map((n) => `(void)${n};`),
+    ...constants,
     `const jx_index M = ${int(M)}, K = ${int(K)};`,
     `__shared__ ${acc} jx_a[${BK}][${BM + 1}];`,
     `__shared__ ${acc} jx_b[${BK}][${BN + 1}];`,
@@ -426,7 +451,6 @@ export function convCuda(k: ConvKernel, params: readonly number[], name: string)
       '}',
     ]),
   ];
-  if (v('groups') > 65535) throw new Error(`render/cuda: a conv kernel runs one grid z-slice per group, at most 65535, got ${v('groups')} groups`);
   const grid: [number, number, number] = [tilesM, tilesN * SPLIT, groups];
   return {
     ...(SPLIT > 1 ? { globals: `__device__ ${acc} ${name}_partials[${SPLIT * M * Og * groups}];\n__device__ unsigned ${name}_tickets[${tiles}];` } : {}),
@@ -438,6 +462,7 @@ export function convCuda(k: ConvKernel, params: readonly number[], name: string)
     body: indent(lines, 2),
     grid,
     block: [THREADS, 1, 1],
+    decisions: [path],
     strategy: `implicit GEMM, M ${M} (batch x output pixels) x N ${Og} (features per group) x K ${K} (taps x features) per group, ${BM}x${BN} tiles of ${BK}-deep k steps${SPLIT > 1 ? `, split-K ${SPLIT}` : ''}, ${THREADS} threads with 4x4 outputs, ${v('groups')} group(s) (${idx} indices)`,
   };
 }

@@ -191,6 +191,89 @@ export function gemmTiling(f: GemmFacts): Decision<GemmTiling> {
   return { name: 'gemm tiling', choice, why };
 }
 
+/** How a convolution is computed: the SIMT implicit GEMM (render/conv.ts) or the tensor-core one (render/conv-mma.ts). */
+export type ConvPath = 'simt' | 'mma';
+export const CONV_PATHS: readonly ConvPath[] = ['simt', 'mma'];
+
+/** JAXON_CONV=simt|mma forces a conv path where the dtypes allow it (experiments, tests); unset or 'auto': null. */
+export function forcedConvPath(): ConvPath | null {
+  const value = process.env['JAXON_CONV'];
+  if (value === undefined || value === '' || value === 'auto') return null;
+  if (!(CONV_PATHS as readonly string[]).includes(value)) throw new RangeError(`JAXON_CONV must be simt, mma or auto, got ${JSON.stringify(value)}`);
+  return value as ConvPath;
+}
+
+/** The facts a convolution's path and tiles depend on: its implicit GEMM per group (M x N x K) and operands. */
+export interface ConvFacts {
+  /** batch x output pixels */
+  M: number;
+  /** output features per group */
+  N: number;
+  /** taps x input features per group */
+  K: number;
+  groups: number;
+  inputDtype: DType;
+  outputDtype: DType;
+  /** float32 operands at Precision.HIGHEST (3xTF32) */
+  highest: boolean;
+  sm: number;
+  /** JAXON_CONV */
+  forced: ConvPath | null;
+}
+
+/** Below these a tensor-core tile is mostly idle (N: features per group; K: taps x features) and the SIMT kernel stays. */
+const CONV_MMA_MIN_N = 16;
+const CONV_MMA_MIN_K = 32;
+
+/**
+ * Tensor cores for the dot's dtypes (gemmPath): float32 (as tf32 at default precision, 3xTF32 at HIGHEST), bfloat16
+ * and float16 operands, f32 accumulation; integers and float64 stay on the SIMT kernel. As XLA does on an H100:
+ * JAX's default precision lets float32 convolutions run on TF32 tensor cores (cuDNN's TF32 math mode; JAX's
+ * jax_default_matmul_precision "controls the default matmul and conv precision for 32bit inputs",
+ * https://docs.jax.dev/en/latest/_autosummary/jax.default_matmul_precision.html), and Precision.HIGHEST keeps
+ * float32 accuracy. The SIMT kernel also keeps convolutions whose GEMM is too thin for an mma tile (depthwise:
+ * one feature per group; the first layer of an RGB image: K = 27), unless JAXON_CONV=mma forces it.
+ */
+export function convPath(f: ConvFacts): Decision<ConvPath> {
+  const name = 'conv path';
+  if (!TENSOR_CORE_DTYPES.includes(f.inputDtype)) {
+    return { name, choice: 'simt', why: `${f.inputDtype} operands: ${f.inputDtype === 'float64' ? 'double' : 'exact integer'} accumulation on the SIMT kernel` };
+  }
+  if (!TENSOR_CORE_DTYPES.includes(f.outputDtype)) return { name, choice: 'simt', why: `a ${f.outputDtype} result: ${f.outputDtype === 'float64' ? 'double' : 'exact'} accumulation on the SIMT kernel` };
+  if (f.forced === 'simt') return { name, choice: 'simt', why: 'JAXON_CONV=simt' };
+  if (f.sm < 80) return { name, choice: 'simt', why: `sm_${f.sm} has no bf16/tf32 mma.sync (sm_80 and later)` };
+  const operands = f.inputDtype === 'float32' ? (f.highest ? 'float32 as 3xTF32 (Precision.HIGHEST)' : 'float32 as tf32 (default precision)') : f.inputDtype;
+  if (f.forced === 'mma') return { name, choice: 'mma', why: `JAXON_CONV=mma: mma.sync, ${operands}, f32 accumulation` };
+  if (f.N < CONV_MMA_MIN_N) return { name, choice: 'simt', why: `${f.N} output feature(s) per group: an mma tile would be mostly idle` };
+  if (f.K < CONV_MMA_MIN_K) return { name, choice: 'simt', why: `K = ${f.K} (taps x features): an mma tile would be mostly idle` };
+  return { name, choice: 'mma', why: `tensor cores: mma.sync, ${operands}, f32 accumulation` };
+}
+
+/**
+ * The tensor-core conv's tiles: blockN the features of a group rounded up to 32, 64 or 128, blockM 128 pixels (64
+ * where that gives too few tiles for the SMs, and at HIGHEST, whose two fragments per operand would spill 64x64 warp
+ * tiles), 2x2 warps, 64-byte k steps, 2 to 4 cp.async stages; a grid of too few tiles for the SMs splits K (the
+ * kernel gradient: few outputs, a long K), the partials added in split order by the last block (deterministic).
+ */
+export function convMmaTiling(f: ConvFacts): Decision<GemmTiling> {
+  const e = itemsize(f.inputDtype);
+  const blockK = 64 / e;
+  const blockN = f.N <= 32 ? 32 : f.N <= 64 || f.highest ? 64 : 128;
+  const tilesAt = (bm: number) => Math.max(1, Math.ceil(f.M / bm)) * Math.ceil(Math.max(f.N, 1) / blockN) * Math.max(f.groups, 1);
+  const blockM = f.highest || f.M <= 64 || tilesAt(128) < SM_COUNT ? 64 : 128;
+  const tiles = tilesAt(blockM);
+  const kTiles = Math.ceil(f.K / blockK);
+  let splitK = 1;
+  if (tiles < SM_COUNT / 2 && kTiles >= 8) {
+    splitK = Math.min(Math.ceil(SM_COUNT / tiles), Math.floor(kTiles / 4), 16);
+    while (splitK > 1 && splitK * f.M * f.N * Math.max(f.groups, 1) > SPLIT_K_WORKSPACE) splitK--;
+  }
+  const stages = Math.max(2, Math.min(4, Math.ceil(kTiles / splitK)));
+  const choice = { blockM, blockN, blockK, warpsM: 2, warpsN: 2, stages, splitK };
+  const why = `${tiles} tile(s) for ${SM_COUNT} SMs${splitK > 1 ? `: K = ${f.K} split over ${splitK} blocks` : ''}; ${f.N} feature(s) per group`;
+  return { name: 'conv tiling', choice, why };
+}
+
 /** The wgmma kernel's shape (cuda-wgmma.ts): 128-row block tiles, blockN = one wgmma's N, pipeline stages. */
 export interface WgmmaTiling {
   blockN: 64 | 128;

@@ -21,7 +21,7 @@
 // the tiles in groups of 8 tile rows (L2 reuse); split-K blocks write f32
 // partials to a module-scope workspace, and the last block of a tile (atomic
 // ticket) adds them in split order and runs the epilogue: deterministic.
-import { itemsize } from '../../core/dtype.js';
+import { type DType, itemsize } from '../../core/dtype.js';
 import type { DotKernel } from '../kernel-ir.js';
 import { type RenderedKernel, indent, indexType, int, viewReach } from './cuda-common.js';
 import { type Decision, type GemmPath, type GemmTiling } from './cuda-decisions.js';
@@ -50,6 +50,74 @@ export function operandLayout(strides: readonly [number, number, number], alignm
   const chunk = [16, 8, 4].find((c) => c >= bytes && alignment % c === 0 && others.every((s) => (s * bytes) % c === 0)) ?? 0;
   if (!chunk) return { contiguous, chunk, why: alignment < 4 ? `base aligned to ${alignment} bytes: element by element` : `a stride of ${others.find((s) => (s * bytes) % 4 !== 0)} elements: element by element` };
   return { contiguous, chunk, why: `${chunk}-byte cp.async` };
+}
+
+/**
+ * The swizzle of an operand tile whose rows are rowBytes long: 16-byte chunks XOR the 128-byte line (jx_swizzle128)
+ * for rows of up to 128 bytes; a 16-bit tile with longer rows XORs the row instead (jx_swizzle_rows), since
+ * ldmatrix reads 8 rows at one column, which the 128-byte line alone spreads over 4 (256-byte rows) or 2 (512)
+ * chunks only: 2- and 4-way bank conflicts. float32 tiles keep the line (their reads are 4 rows of 32 bytes).
+ */
+export function tileSwizzle(f32: boolean, rowBytes: number): (offset: string) => string {
+  return (offset) => (!f32 && rowBytes >= 256 && (rowBytes & (rowBytes - 1)) === 0 ? `jx_swizzle_rows(${offset}, ${Math.log2(rowBytes)})` : `jx_swizzle128(${offset})`);
+}
+
+/** What a warp's k step needs: its operand tiles' layouts in shared memory and the byte offset of element (free, k). */
+export interface MmaStepLayout {
+  dtype: DType;
+  highest: boolean;
+  /** m16 tiles and n8 tiles of the warp */
+  MT: number;
+  NT: number;
+  /** the contiguous axis of the A (m x k) and B (n x k) tiles in shared memory */
+  a: 'k' | 'free';
+  b: 'k' | 'free';
+  aAt: (f: string, kk: string) => string;
+  bAt: (f: string, kk: string) => string;
+}
+
+/**
+ * One k step of a warp's mma tiles (the GEMM's and the conv's, conv-mma.ts): the fragment declarations, the
+ * statements reading the fragments of step `ks` from the stage at `sa` / `sb` (warp offsets wm0, wn0; lane, g, t),
+ * and the products into acc[mt][nt] (in loops over mt and nt).
+ */
+export function mmaStep(l: MmaStepLayout): { decls: string[]; fragments: string[]; products: string[] } {
+  const { MT, NT, aAt, bAt, highest } = l;
+  const f32 = l.dtype === 'float32';
+  const fragments: string[] = [];
+  if (!f32) {
+    // A: 4 8x8 matrices per m16 tile (rows 0-7 / 8-15 by k 0-7 / 8-15); lane l addresses a row of matrix l / 8
+    fragments.push('#pragma unroll', `for (int mt = 0; mt < ${MT}; ++mt) {`);
+    fragments.push(l.a === 'k'
+      ? `  jx_ldmatrix_x4(af[mt], sa + ${aAt(`wm0 + mt * 16 + (lane & 15)`, `ks + (lane >> 4) * 8`)});`
+      : `  jx_ldmatrix_x4_trans(af[mt], sa + ${aAt(`wm0 + mt * 16 + (lane >> 3 & 1) * 8`, `ks + (lane & 7) + (lane >> 4) * 8`)});`);
+    fragments.push('}');
+    // B: 4 8x8 matrices per pair of n8 tiles (tile by k 0-7 / 8-15)
+    fragments.push('#pragma unroll', `for (int np = 0; np < ${NT / 2}; ++np) {`, '  jx_u32 r[4];');
+    fragments.push(l.b === 'k'
+      ? `  jx_ldmatrix_x4(r, sb + ${bAt(`wn0 + (np * 2 + (lane >> 4)) * 8 + (lane & 7)`, `ks + (lane >> 3 & 1) * 8`)});`
+      : `  jx_ldmatrix_x4_trans(r, sb + ${bAt(`wn0 + (np * 2 + (lane >> 4)) * 8`, `ks + (lane & 7) + (lane >> 3 & 1) * 8`)});`);
+    fragments.push('  bf[2 * np][0] = r[0]; bf[2 * np][1] = r[1]; bf[2 * np + 1][0] = r[2]; bf[2 * np + 1][1] = r[3];', '}');
+  } else {
+    // tf32: a_i at (g + 8 (i & 1), t + 4 (i >> 1)), b_i at (k t + 4 i, n g), read one by one and rounded
+    const split = (v: string, big: string, small: string) => highest
+      ? [`{ const float v = ${v}; ${big} = jx_f2tf32(v); ${small} = jx_f2tf32(v - __uint_as_float(${big})); }`]
+      : [`${big} = jx_f2tf32(${v});`];
+    fragments.push('#pragma unroll', `for (int mt = 0; mt < ${MT}; ++mt) {`, '  #pragma unroll', '  for (int i = 0; i < 4; ++i) {');
+    fragments.push(...split(`*(const float *)(sa + ${aAt('wm0 + mt * 16 + g + 8 * (i & 1)', 'ks + t + 4 * (i >> 1)')})`, 'af[mt][i]', 'as[mt][i]').map((x) => `    ${x}`));
+    fragments.push('  }', '}');
+    fragments.push('#pragma unroll', `for (int nt = 0; nt < ${NT}; ++nt) {`, '  #pragma unroll', '  for (int i = 0; i < 2; ++i) {');
+    fragments.push(...split(`*(const float *)(sb + ${bAt('wn0 + nt * 8 + g', 'ks + t + 4 * i')})`, 'bf[nt][i]', 'bs[nt][i]').map((x) => `    ${x}`));
+    fragments.push('  }', '}');
+  }
+  const mma = f32 ? 'jx_mma_m16n8k8_tf32' : `jx_mma_m16n8k16_${l.dtype === 'bfloat16' ? 'bf16' : 'f16'}`;
+  const products = highest
+    ? [`${mma}(acc[mt][nt], as[mt], bf[nt]);`, `${mma}(acc[mt][nt], af[mt], bs[nt]);`, `${mma}(acc[mt][nt], af[mt], bf[nt]);`]
+    : [`${mma}(acc[mt][nt], af[mt], bf[nt]);`];
+  const decls = f32
+    ? [`jx_u32 af[${MT}][4], bf[${NT}][2];`, ...(highest ? [`jx_u32 as[${MT}][4], bs[${NT}][2];`] : [])]
+    : [`jx_u32 af[${MT}][4], bf[${NT}][2];`];
+  return { decls, fragments, products };
 }
 
 /** The tensor-core GEMM kernel; `name` prefixes its module-scope split-K workspace. */
@@ -81,14 +149,7 @@ export function gemm(k: DotKernel, p: DotParams, alignments: readonly number[], 
   ]);
   const st = f32 ? 'float' : 'jx_u16';
 
-  /**
-   * The swizzle of an operand tile whose rows are rowBytes long: 16-byte chunks XOR the 128-byte line (jx_swizzle128)
-   * for rows of up to 128 bytes; a 16-bit tile with longer rows XORs the row instead (jx_swizzle_rows), since
-   * ldmatrix reads 8 rows at one column, which the 128-byte line alone spreads over 4 (256-byte rows) or 2 (512)
-   * chunks only: 2- and 4-way bank conflicts. float32 tiles keep the line (their reads are 4 rows of 32 bytes).
-   */
-  const swizzleOf = (rowBytes: number) => (offset: string) =>
-    !f32 && rowBytes >= 256 && (rowBytes & (rowBytes - 1)) === 0 ? `jx_swizzle_rows(${offset}, ${Math.log2(rowBytes)})` : `jx_swizzle128(${offset})`;
+  const swizzleOf = (rowBytes: number) => tileSwizzle(f32, rowBytes);
 
   // ---- global → shared: one stage of an operand ----
   /** Rows and columns of an operand's smem tile, and the (free, k) coordinates of tile element (r, c). */
@@ -138,36 +199,8 @@ export function gemm(k: DotKernel, p: DotParams, alignments: readonly number[], 
   /** byte offset within a stage of operand element (free f, k kk) */
   const aAt = (f: string, kk: string) => swizzleOf(aRow)(lhs.contiguous === 'k' ? `(${f}) * ${aRow} + (${kk}) * ${E}` : `(${kk}) * ${aRow} + (${f}) * ${E}`);
   const bAt = (f: string, kk: string) => swizzleOf(bRow)(rhs.contiguous === 'k' ? `(${f}) * ${bRow} + (${kk}) * ${E}` : `(${kk}) * ${bRow} + (${f}) * ${E}`);
-  const fragments: string[] = [];
-  if (!f32) {
-    // A: 4 8x8 matrices per m16 tile (rows 0-7 / 8-15 by k 0-7 / 8-15); lane l addresses a row of matrix l / 8
-    fragments.push('#pragma unroll', `for (int mt = 0; mt < ${MT}; ++mt) {`);
-    fragments.push(lhs.contiguous === 'k'
-      ? `  jx_ldmatrix_x4(af[mt], sa + ${aAt(`wm0 + mt * 16 + (lane & 15)`, `ks + (lane >> 4) * 8`)});`
-      : `  jx_ldmatrix_x4_trans(af[mt], sa + ${aAt(`wm0 + mt * 16 + (lane >> 3 & 1) * 8`, `ks + (lane & 7) + (lane >> 4) * 8`)});`);
-    fragments.push('}');
-    // B: 4 8x8 matrices per pair of n8 tiles (tile by k 0-7 / 8-15)
-    fragments.push('#pragma unroll', `for (int np = 0; np < ${NT / 2}; ++np) {`, '  jx_u32 r[4];');
-    fragments.push(rhs.contiguous === 'k'
-      ? `  jx_ldmatrix_x4(r, sb + ${bAt(`wn0 + (np * 2 + (lane >> 4)) * 8 + (lane & 7)`, `ks + (lane >> 3 & 1) * 8`)});`
-      : `  jx_ldmatrix_x4_trans(r, sb + ${bAt(`wn0 + (np * 2 + (lane >> 4)) * 8`, `ks + (lane & 7) + (lane >> 3 & 1) * 8`)});`);
-    fragments.push('  bf[2 * np][0] = r[0]; bf[2 * np][1] = r[1]; bf[2 * np + 1][0] = r[2]; bf[2 * np + 1][1] = r[3];', '}');
-  } else {
-    // tf32: a_i at (g + 8 (i & 1), t + 4 (i >> 1)), b_i at (k t + 4 i, n g), read one by one and rounded
-    const split = (v: string, big: string, small: string) => highest
-      ? [`{ const float v = ${v}; ${big} = jx_f2tf32(v); ${small} = jx_f2tf32(v - __uint_as_float(${big})); }`]
-      : [`${big} = jx_f2tf32(${v});`];
-    fragments.push('#pragma unroll', `for (int mt = 0; mt < ${MT}; ++mt) {`, '  #pragma unroll', '  for (int i = 0; i < 4; ++i) {');
-    fragments.push(...split(`*(const float *)(sa + ${aAt('wm0 + mt * 16 + g + 8 * (i & 1)', 'ks + t + 4 * (i >> 1)')})`, 'af[mt][i]', 'as[mt][i]').map((l) => `    ${l}`));
-    fragments.push('  }', '}');
-    fragments.push('#pragma unroll', `for (int nt = 0; nt < ${NT}; ++nt) {`, '  #pragma unroll', '  for (int i = 0; i < 2; ++i) {');
-    fragments.push(...split(`*(const float *)(sb + ${bAt('wn0 + nt * 8 + g', 'ks + t + 4 * i')})`, 'bf[nt][i]', 'bs[nt][i]').map((l) => `    ${l}`));
-    fragments.push('  }', '}');
-  }
-  const mma = f32 ? 'jx_mma_m16n8k8_tf32' : `jx_mma_m16n8k16_${k.inputDtype === 'bfloat16' ? 'bf16' : 'f16'}`;
-  const products = highest
-    ? [`${mma}(acc[mt][nt], as[mt], bf[nt]);`, `${mma}(acc[mt][nt], af[mt], bs[nt]);`, `${mma}(acc[mt][nt], af[mt], bf[nt]);`]
-    : [`${mma}(acc[mt][nt], af[mt], bf[nt]);`];
+  const step = mmaStep({ dtype: k.inputDtype, highest, MT, NT, a: lhs.contiguous, b: rhs.contiguous, aAt, bAt });
+  const { fragments, products } = step;
 
   // ---- the epilogue: each accumulator element to (gm, gn) ----
   const element = (lines: string[]) => [
@@ -206,9 +239,7 @@ export function gemm(k: DotKernel, p: DotParams, alignments: readonly number[], 
         '__syncthreads();',
       ];
 
-  const fragmentDecls = f32
-    ? [`jx_u32 af[${MT}][4], bf[${NT}][2];`, ...(highest ? [`jx_u32 as[${MT}][4], bs[${NT}][2];`] : [])]
-    : [`jx_u32 af[${MT}][4], bf[${NT}][2];`];
+  const fragmentDecls = step.decls;
   const body = [
     `typedef ${idx} jx_index;`,
     'extern __shared__ __align__(1024) unsigned char jx_smem[];',

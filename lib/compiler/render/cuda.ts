@@ -63,7 +63,7 @@ import { convCuda } from './conv.js';
 import { jacobiCuda, linalgCuda, qrCuda } from './linalg-targets.js';
 import { linalgBlockedCuda } from './linalg-cuda-blocked.js';
 import { jacobiMultiblockBuffers, jacobiMultiblockCuda } from './linalg-jacobi-cuda.js';
-import { decisionComment, elementwiseVectorWidth, gridStrideLaunch, tmaAllowed, transposeTiling } from './cuda-decisions.js';
+import { decisionComment, elementwiseVectorWidth, forcedConvPath, gridStrideLaunch, tmaAllowed, transposeTiling } from './cuda-decisions.js';
 
 const { computeType, loadValue, storageType, storeValue } = CUDA_TYPES;
 
@@ -83,7 +83,8 @@ export interface RenderCudaOptions {
   name?: string;
   /** byte alignment of each buffer's address, in the kernel's buffer order (default 16 for all) */
   alignments?: number[];
-  /** for dots: the GPU's compute capability, a forced GEMM path, an autotuned tiling (cuda-dot.ts) */
+  /** for dots: the GPU's compute capability, a forced GEMM path, an autotuned tiling (cuda-dot.ts); for convs the compute
+   * capability and a forced path, simt or mma (conv.ts ConvTarget) */
   gemm?: GemmTarget;
 }
 
@@ -125,8 +126,8 @@ export function renderCuda(kernel: Kernel, params: readonly number[], options: R
   if (!globalThis.Array.isArray(alignments) || alignments.length !== count || alignments.some((a) => !Number.isInteger(a) || a < 1 || (a & (a - 1)) !== 0)) {
     throw new TypeError(`renderCuda: alignments must be ${count} powers of two (one per buffer of ${kernel.kind} kernel), got ${JSON.stringify(alignments)}`);
   }
-  const gemm = kernel.kind === 'dot' ? options.gemm ?? {} : {};
-  const specialization = `${exactJson(kernel)}|${params.join(',')}|${alignments.join(',')}${kernel.kind === 'dot' && Object.keys(gemm).length ? `|${JSON.stringify(gemm)}` : ''}${kernel.kind === 'dot' && !tmaAllowed() ? '|no tma' : ''}`;
+  const gemm = kernel.kind === 'dot' || kernel.kind === 'conv' ? options.gemm ?? {} : {};
+  const specialization = `${exactJson(kernel)}|${params.join(',')}|${alignments.join(',')}${Object.keys(gemm).length ? `|${JSON.stringify(gemm)}` : ''}${kernel.kind === 'conv' && forcedConvPath() ? `|conv ${forcedConvPath()}` : ''}${kernel.kind === 'dot' && !tmaAllowed() ? '|no tma' : ''}`;
   const name = options.name ?? `${kernelName(kernel).slice(0, 48).replace(/_+$/, '')}_${shortHash(specialization)}`;
   if (typeof name !== 'string' || !C_IDENTIFIER.test(name)) {
     throw new TypeError(`renderCuda: name must be a C identifier, got ${JSON.stringify(options.name)}`);
@@ -166,7 +167,7 @@ function renderKernel(k: Kernel, params: readonly number[], alignments: number[]
     case 'sort': return indexed(k, params, name);
     case 'orthogonal': return k.jacobi ? jacobiMultiblockCuda(k, params) : k.op === 'qr' ? qrCuda(k, params) : jacobiCuda(k, params);
     case 'linalg': return k.blocked ? linalgBlockedCuda(k, params) : linalgCuda(k, params);
-    case 'conv': return convCuda(k, params, name);
+    case 'conv': return convCuda(k, params, name, alignments, { ...(gemm.sm !== undefined ? { sm: gemm.sm } : {}), ...(gemm.path === 'simt' || gemm.path === 'mma' ? { path: gemm.path } : {}) });
   }
 }
 
