@@ -12,6 +12,7 @@ import type { Access, Expr, Kernel, ReduceOp, ScatterKernel } from './kernel-ir.
 import { cumulativePartialDtype } from './kernel-ir.js';
 import { lowerCholesky, lowerLu, lowerTriangularSolve } from './lower-linalg.js';
 import { CONV_GEMM_MIN_TAPS } from './render/conv.js';
+import { cpuEigMinimum, svdLargeRot } from './render/linalg-tridiagonal.js';
 import { type ElementwisePrimitive, ELEMENTWISE_PRIMITIVES, isElementwisePrimitive, scalarExpr } from './scalar-expr.js';
 
 export type BufferRef = { kind: 'input' | 'output' | 'temp'; index: number };
@@ -355,9 +356,9 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   cumsum: cumulativeRule('sum'), cumprod: cumulativeRule('prod'), cummax: cumulativeRule('max'), cummin: cumulativeRule('min'),
   sort: (ins, _outs, { dimension, numKeys }, target) => lowerSort(ins, dimension, numKeys, target),
   top_k: (ins, _outs, { k }, target) => lowerTopK(ins[0]!, k, target),
-  qr: (ins, _outs, { fullMatrices }) => lowerLinalg('qr', ins[0]!, { fullMatrices }),
-  eigh: (ins, _outs, { lower, sortEigenvalues }) => lowerLinalg('eigh', ins[0]!, { lower, sort: sortEigenvalues }),
-  svd: (ins, _outs, { fullMatrices, computeUv }) => lowerLinalg('svd', ins[0]!, { fullMatrices, computeUv }),
+  qr: (ins, _outs, { fullMatrices }, target) => lowerLinalg('qr', ins[0]!, { fullMatrices }, target),
+  eigh: (ins, _outs, { lower, sortEigenvalues }, target) => lowerLinalg('eigh', ins[0]!, { lower, sort: sortEigenvalues }, target),
+  svd: (ins, _outs, { fullMatrices, computeUv }, target) => lowerLinalg('svd', ins[0]!, { fullMatrices, computeUv }, target),
   cholesky: (ins, _outs, _params, target) => lowerCholesky(ins[0]!, target),
   triangular_solve: (ins, _outs, params, target) => lowerTriangularSolve(ins[0]!, ins[1]!, params, target),
   lu: (ins, _outs, _params, target) => lowerLu(ins[0]!, target),
@@ -461,7 +462,7 @@ function lowerTopK(x: ShapedArray, k: number, target: LowerTarget): Plan {
  * lax.linalg.qr / eigh / svd: one launch of kernel-ir.ts's OrthogonalKernel over the batch, its working storage in temps
  * (one slice per matrix; render/linalg-eig.ts says what each holds).
  */
-function lowerLinalg(op: 'qr' | 'eigh' | 'svd', x: ShapedArray, flags: { fullMatrices?: boolean; computeUv?: boolean; lower?: boolean; sort?: boolean }): Plan {
+function lowerLinalg(op: 'qr' | 'eigh' | 'svd', x: ShapedArray, flags: { fullMatrices?: boolean; computeUv?: boolean; lower?: boolean; sort?: boolean }, target: LowerTarget): Plan {
   const r = x.shape.length;
   const m = x.shape[r - 2]!;
   const n = x.shape[r - 1]!;
@@ -469,6 +470,8 @@ function lowerLinalg(op: 'qr' | 'eigh' | 'svd', x: ShapedArray, flags: { fullMat
   const kernel: Kernel = {
     kind: 'orthogonal', op, dtype: x.dtype, fullMatrices: flags.fullMatrices ?? false, computeUv: flags.computeUv ?? true,
     lower: flags.lower ?? true, sort: flags.sort ?? true,
+    // the CPU's large eigh / svd: reductions and QL / QR iteration (render/linalg-tridiagonal.ts), not Jacobi
+    ...(op !== 'qr' && target === 'cpu' && Math.min(m, n) >= cpuEigMinimum() ? { large: true } : {}),
   };
   const plan: Plan = { launches: [], temps: [], aliases: new Map() };
   if (batch === 0) return plan;
@@ -477,7 +480,7 @@ function lowerLinalg(op: 'qr' | 'eigh' | 'svd', x: ShapedArray, flags: { fullMat
   // eigh's work and svd's rotations carry the Jacobi rounds' scratch after the matrix (render/linalg-jacobi.ts)
   const pairs = (k: number) => Math.floor((k + 1) / 2);
   const eighWork = n * n + 6 * pairs(n) + n;
-  const svdRot = small * small + 5 * pairs(small) + small;
+  const svdRot = kernel.large ? svdLargeRot(big, small) : small * small + 5 * pairs(small) + small;
   const temps = op === 'qr' ? [m * n, small] : op === 'eigh' ? [eighWork] : kernel.computeUv ? [big * small, svdRot, big * big] : [big * small, svdRot];
   const temp = (index: number): BufferRef => ({ kind: 'temp', index });
   // a temp of 0 elements still gets a buffer: the kernel's pointer arithmetic on it is never dereferenced

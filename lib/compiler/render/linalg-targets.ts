@@ -38,6 +38,7 @@ import { blockedWhen, hasBlocked, linalgBlockedC } from './linalg-blocked.js';
 import { type LinalgSpec, type LinalgStep, linalgSpec } from './linalg.js';
 import { jacobiSpec } from './linalg-jacobi.js';
 import { qrSpec } from './linalg-qr.js';
+import { tridiagonalC } from './linalg-tridiagonal.js';
 
 interface Target {
   parallel: (loop: Extract<LinalgStep, { parallel: unknown }>) => string[];
@@ -118,6 +119,7 @@ export function linalgC(k: LinalgKernel, name: string): string {
 
 /** The C translation unit's function for lax.linalg.eigh / svd (render/linalg-jacobi.ts): a matrix per thread. */
 export function jacobiC(k: OrthogonalKernel, name: string): string {
+  if (k.large) return tridiagonalC(k, name);
   return specC(jacobiSpec(k), name, { functions: '', dispatch: [] });
 }
 
