@@ -40,8 +40,8 @@ export function cpuEigMinimum(): number {
   return min;
 }
 
-/** svd's rotation temp per matrix on this path: V^T (N²), then d, e, the two tau, four rotation sequences, the sort's permutation (N each), a reflector (M). */
-export const svdLargeRot = (M: number, N: number): number => N * N + 9 * N + M;
+/** svd's rotation temp per matrix on this path: V^T (N²), then d, e, the two tau, the sign flips, the sort's permutation (N each), the left reflectors as rows (N x M). */
+export const svdLargeRot = (M: number, N: number): number => N * N + 6 * N + M * N;
 
 /** Scalars the C spells per dtype. */
 function spelling(k: OrthogonalKernel) {
@@ -82,48 +82,112 @@ static ${T} ${name}_reflector(jx_index len, ${T} *restrict x, jx_index stride, $
 }
 
 /* X <- X H for rows [from, rows) of X (row length ld), H = I - tau u u^T acting on columns [col, col + len) */
-static void ${name}_reflect_rows(${T} *restrict X, jx_index ld, jx_index from, jx_index rows, jx_index col, jx_index len, const ${T} *restrict u, ${T} tau, int par) {
-  if (par && (rows - from) * len > JX_PARALLEL_THRESHOLD) {
-    #pragma omp parallel for schedule(static)
-    for (jx_index i = from; i < rows; i++) {
-      ${T} *restrict z = X + i * ld + col;
-      const ${T} s = tau * ${name}_dot(len, z, u);
-      for (jx_index j = 0; j < len; j++) z[j] -= s * u[j];
-    }
-  } else {
-    for (jx_index i = from; i < rows; i++) {
-      ${T} *restrict z = X + i * ld + col;
-      const ${T} s = tau * ${name}_dot(len, z, u);
+static void ${name}_reflect_rows(${T} *restrict X, jx_index ld, jx_index from, jx_index rows, jx_index col, jx_index len, const ${T} *restrict u, ${T} tau) {
+  for (jx_index i = from; i < rows; i++) {
+    ${T} *restrict z = X + i * ld + col;
+    const ${T} s = tau * ${name}_dot(len, z, u);
+    for (jx_index j = 0; j < len; j++) z[j] -= s * u[j];
+  }
+}
+
+/* X <- X H_{count-1} ... H_0 (the last first) with H_k = I - tau[k] u u^T, u = U + k * ldu + k + shift (its 1 stored),
+   acting on columns from k + shift: row i of X (row length ld; the identity's row to start with) meets H_k only from
+   k = i - shift down. The rows are independent (one OpenMP region, no barrier); four at a time share each u's load */
+static void ${name}_form_rows(${T} *restrict X, jx_index i0, jx_index i1, jx_index ld, jx_index count, jx_index shift, const ${T} *restrict U, jx_index ldu, const ${T} *restrict tau) {
+  for (jx_index k = i1 - 1 - shift < count - 1 ? i1 - 1 - shift : count - 1; k >= 0; k--) {
+    if (tau[k] == 0) continue;
+    const ${T} *restrict u = U + k * ldu + k + shift;
+    const jx_index len = ld - k - shift;
+    for (jx_index i = i0 > k + shift ? i0 : k + shift; i < i1; i++) {
+      ${T} *restrict z = X + i * ld + k + shift;
+      const ${T} s = tau[k] * ${name}_dot(len, z, u);
       for (jx_index j = 0; j < len; j++) z[j] -= s * u[j];
     }
   }
 }
 
-/* rows i, i + 1 of X (row length len) for i = first, ..., last in that order (LAPACK dlasr's order is the caller's):
-   x_i <- c x_i + s x_{i+1}, x_{i+1} <- c x_{i+1} - s x_i; a chunk of columns at a time, so the rows stay in L1 */
-static void ${name}_rotate_chunk(${T} *restrict X, jx_index len, jx_index first, jx_index last, const ${T} *restrict c, const ${T} *restrict s, jx_index lo, jx_index hi) {
-  const jx_index step = first <= last ? 1 : -1;
-  for (jx_index i = first;; i += step) {
-    ${T} *restrict a = X + i * len;
-    ${T} *restrict b = X + (i + 1) * len;
-    const ${T} ci = c[i], si = s[i];
-    for (jx_index j = lo; j < hi; j++) {
-      const ${T} x = a[j], y = b[j];
-      a[j] = ci * x + si * y;
-      b[j] = ci * y - si * x;
-    }
-    if (i == last) break;
+static void ${name}_form(${T} *restrict X, jx_index ld, jx_index rows, jx_index count, jx_index shift, const ${T} *restrict U, jx_index ldu, const ${T} *restrict tau, int par) {
+  for (jx_index i = 0; i < rows; i++) for (jx_index j = 0; j < ld; j++) X[i * ld + j] = i == j ? 1 : 0;
+  const jx_index blocks = (rows + 3) / 4;
+  if (par && rows * ld * count > JX_PARALLEL_THRESHOLD) {
+    #pragma omp parallel for schedule(dynamic)
+    for (jx_index b = blocks - 1; b >= 0; b--) ${name}_form_rows(X, 4 * b, 4 * b + 4 < rows ? 4 * b + 4 : rows, ld, count, shift, U, ldu, tau);
+  } else {
+    for (jx_index b = 0; b < blocks; b++) ${name}_form_rows(X, 4 * b, 4 * b + 4 < rows ? 4 * b + 4 : rows, ld, count, shift, U, ldu, tau);
   }
 }
 
-static void ${name}_rotate_rows(${T} *restrict X, jx_index len, jx_index first, jx_index last, const ${T} *restrict c, const ${T} *restrict s, int par) {
-  const jx_index count = first <= last ? last - first + 1 : first - last + 1;
-  if (par && count * len > JX_PARALLEL_THRESHOLD) {
-    #pragma omp parallel for schedule(static)
-    for (jx_index lo = 0; lo < len; lo += 128) ${name}_rotate_chunk(X, len, first, last, c, s, lo, lo + 128 < len ? lo + 128 : len);
-  } else {
-    for (jx_index lo = 0; lo < len; lo += 128) ${name}_rotate_chunk(X, len, first, last, c, s, lo, lo + 128 < len ? lo + 128 : len);
+/* The rotations of an iteration, logged while it runs (the scalars need none of the vectors) and replayed on the vector
+   rows afterwards a chunk of columns at a time: each chunk's rows stay in L2 through every sweep, and one OpenMP region
+   serves the whole iteration. A sweep: rows (i, i + 1) for i = first, ..., last in that order (pair < 0), or rows
+   (pair, i) for i = first, ..., last (svdcmp's cancellation); c and s at cs + at, one pair per rotation, each taking
+   x_a <- c x_a + s x_b, x_b <- c x_b - s x_a */
+typedef struct { jx_index first, last, pair, at; } ${name}_sweep;
+typedef struct { ${name}_sweep *sweeps; ${T} *cs; jx_index count, cap, used, room; int failed; } ${name}_log;
+
+/* room for a sweep of len rotations: its (c, s) slots, or 0 when memory ran out (the log is then failed) */
+static ${T} *${name}_log_sweep(${name}_log *log, jx_index first, jx_index last, jx_index pair, jx_index len) {
+  if (log->failed) return 0;
+  if (log->count == log->cap) {
+    const jx_index cap = log->cap ? 2 * log->cap : 256;
+    ${name}_sweep *grown = (${name}_sweep *)realloc(log->sweeps, sizeof(${name}_sweep) * cap);
+    if (!grown) { log->failed = 1; return 0; }
+    log->sweeps = grown; log->cap = cap;
   }
+  if (log->used + 2 * len > log->room) {
+    const jx_index room = 2 * (log->room + 2 * len);
+    ${T} *grown = (${T} *)realloc(log->cs, sizeof(${T}) * room);
+    if (!grown) { log->failed = 1; return 0; }
+    log->cs = grown; log->room = room;
+  }
+  ${name}_sweep *sw = &log->sweeps[log->count++];
+  sw->first = first; sw->last = last; sw->pair = pair; sw->at = log->used;
+  log->used += 2 * len;
+  return log->cs + sw->at;
+}
+
+/* a chunk of 64 columns of X's rows, copied to contiguous rows first: X's row stride (a power of two at 512 or 1024)
+   would put the chunk's rows in the same few cache sets */
+static void ${name}_replay_chunk(const ${name}_log *log, ${T} *restrict X, jx_index rows, jx_index len, jx_index lo, jx_index hi, ${T} *restrict P) {
+  for (jx_index i = 0; i < rows; i++) for (jx_index j = 0; j < 64; j++) P[i * 64 + j] = lo + j < hi ? X[i * len + lo + j] : 0;
+  for (jx_index w = 0; w < log->count; w++) {
+    const ${name}_sweep sw = log->sweeps[w];
+    const ${T} *restrict cs = log->cs + sw.at;
+    const jx_index step = sw.first <= sw.last ? 1 : -1;
+    for (jx_index i = sw.first, r = 0;; i += step, r++) {
+      ${T} *restrict a = P + (sw.pair < 0 ? i : sw.pair) * 64;
+      ${T} *restrict b = P + (sw.pair < 0 ? i + 1 : i) * 64;
+      const ${T} c = cs[2 * r], s = cs[2 * r + 1];
+      for (jx_index j = 0; j < 64; j++) {
+        const ${T} x = a[j], y = b[j];
+        a[j] = c * x + s * y;
+        b[j] = c * y - s * x;
+      }
+      if (i == sw.last) break;
+    }
+  }
+  for (jx_index i = 0; i < rows; i++) for (jx_index j = lo; j < hi; j++) X[i * len + j] = P[i * 64 + j - lo];
+}
+
+/* 0, or 1 when the chunk buffers' memory ran out */
+static int ${name}_replay(const ${name}_log *log, ${T} *restrict X, jx_index rows, jx_index len, int par) {
+  int failed = 0;
+  if (par && log->used * len > JX_PARALLEL_THRESHOLD) {
+    #pragma omp parallel reduction(|:failed)
+    {
+      ${T} *P = (${T} *)malloc(sizeof(${T}) * rows * 64);
+      #pragma omp for schedule(dynamic)
+      for (jx_index lo = 0; lo < len; lo += 64) if (P) ${name}_replay_chunk(log, X, rows, len, lo, lo + 64 < len ? lo + 64 : len, P);
+      failed |= !P;
+      free(P);
+    }
+  } else {
+    ${T} *P = (${T} *)malloc(sizeof(${T}) * rows * 64);
+    if (!P) return 1;
+    for (jx_index lo = 0; lo < len; lo += 64) ${name}_replay_chunk(log, X, rows, len, lo, lo + 64 < len ? lo + 64 : len, P);
+    free(P);
+  }
+  return failed;
 }`;
 }
 
@@ -154,8 +218,9 @@ function eighC(k: OrthogonalKernel, name: string): string {
   return `${helpers(name, T)}
 
 /* dsytd2 on the full symmetric A (both triangles kept, so every access is a row): A = Q T Q^T, Q = H_0 ... H_{n-3},
-   T's diagonal d and off-diagonal e; H_k's u in row k from column k + 1 (its 1 stored there) */
-static void ${name}_tridiagonalize(jx_index n, ${T} *restrict A, ${T} *restrict d, ${T} *restrict e, ${T} *restrict tau, ${T} *restrict p, int par) {
+   T's diagonal d and off-diagonal e; H_k's u in row k from column k + 1 (its 1 stored there). One thread: its steps
+   would each be two OpenMP regions (n barriers), which cost more than they save on a loaded machine (measured) */
+static void ${name}_tridiagonalize(jx_index n, ${T} *restrict A, ${T} *restrict d, ${T} *restrict e, ${T} *restrict tau, ${T} *restrict p) {
   for (jx_index k = 0; k + 2 < n; k++) {
     ${T} *restrict row = A + k * n;
     const jx_index m = n - k - 1;
@@ -167,35 +232,21 @@ static void ${name}_tridiagonalize(jx_index n, ${T} *restrict A, ${T} *restrict 
     const ${T} *restrict u = row + k + 1;
     ${T} *restrict S = A + (k + 1) * n + k + 1;
     /* p = tau S u as a sum of S's rows (S is symmetric): axpys along rows */
-    if (par && m * m > JX_PARALLEL_THRESHOLD) {
-      #pragma omp parallel for schedule(static)
-      for (jx_index lo = 0; lo < m; lo += 64) {
-        const jx_index hi = lo + 64 < m ? lo + 64 : m;
-        for (jx_index j = lo; j < hi; j++) p[j] = 0;
-        for (jx_index i = 0; i < m; i++) { const ${T} c = t * u[i]; const ${T} *restrict s = S + i * n; for (jx_index j = lo; j < hi; j++) p[j] += c * s[j]; }
-      }
-    } else {
-      for (jx_index j = 0; j < m; j++) p[j] = 0;
-      for (jx_index i = 0; i < m; i++) { const ${T} c = t * u[i]; const ${T} *restrict s = S + i * n; for (jx_index j = 0; j < m; j++) p[j] += c * s[j]; }
-    }
+    for (jx_index j = 0; j < m; j++) p[j] = 0;
+    for (jx_index i = 0; i < m; i++) { const ${T} c = t * u[i]; const ${T} *restrict s = S + i * n; for (jx_index j = 0; j < m; j++) p[j] += c * s[j]; }
     /* w = p - (tau/2)(p.u) u, then S -= u w^T + w u^T */
     const ${T} alpha = -(${T})0.5 * t * ${name}_dot(m, p, u);
     for (jx_index j = 0; j < m; j++) p[j] += alpha * u[j];
-    if (par && m * m > JX_PARALLEL_THRESHOLD) {
-      #pragma omp parallel for schedule(static)
-      for (jx_index i = 0; i < m; i++) { ${T} *restrict s = S + i * n; const ${T} ui = u[i], wi = p[i]; for (jx_index j = 0; j < m; j++) s[j] -= ui * p[j] + wi * u[j]; }
-    } else {
-      for (jx_index i = 0; i < m; i++) { ${T} *restrict s = S + i * n; const ${T} ui = u[i], wi = p[i]; for (jx_index j = 0; j < m; j++) s[j] -= ui * p[j] + wi * u[j]; }
-    }
+    for (jx_index i = 0; i < m; i++) { ${T} *restrict s = S + i * n; const ${T} ui = u[i], wi = p[i]; for (jx_index j = 0; j < m; j++) s[j] -= ui * p[j] + wi * u[j]; }
   }
   for (jx_index k = 0; k < n; k++) d[k] = A[k * n + k];
   if (n >= 2) { e[n - 2] = A[(n - 2) * n + n - 1]; tau[n - 2] = 0; }
   e[n - 1] = 0;
 }
 
-/* tql2 on (d, e) with the rotations applied to the rows of Z; d ascends only once sorted. 0, or 1 when some
-   eigenvalue took over 60 iterations */
-static int ${name}_ql(jx_index n, ${T} *restrict d, ${T} *restrict e, ${T} *restrict Z, ${T} *restrict rc, ${T} *restrict rs, int vectors, int par) {
+/* tql2 on (d, e), its rotations logged for the rows of Z^T; d ascends only once sorted. 0, or 1 when some eigenvalue
+   took over 60 iterations (or the log's memory ran out) */
+static int ${name}_ql(jx_index n, ${T} *restrict d, ${T} *restrict e, ${name}_log *log) {
   ${T} f = 0, tst1 = 0;
   for (jx_index l = 0; l < n; l++) {
     const ${T} size = ${fabs}(d[l]) + ${fabs}(e[l]);
@@ -219,6 +270,8 @@ static int ${name}_ql(jx_index n, ${T} *restrict d, ${T} *restrict e, ${T} *rest
         p = d[m];
         ${T} c = 1, c2 = 1, c3 = 1, s = 0, s2 = 0;
         const ${T} el1 = e[l + 1];
+        ${T} *restrict cs = ${name}_log_sweep(log, m - 1, l, -1, m - l);
+        if (!cs) return 1;
         for (jx_index i = m - 1; i >= l; i--) {
           c3 = c2; c2 = c; s2 = s;
           g = c * e[i];
@@ -230,12 +283,11 @@ static int ${name}_ql(jx_index n, ${T} *restrict d, ${T} *restrict e, ${T} *rest
           p = c * d[i] - s * g;
           d[i + 1] = h + s * (c * g + s * d[i]);
           /* columns i, i + 1 of Z^T: z_{i+1} <- s z_i + c z_{i+1}, z_i <- c z_i - s z_{i+1} */
-          rc[i] = c; rs[i] = -s;
+          cs[2 * (m - 1 - i)] = c; cs[2 * (m - 1 - i) + 1] = -s;
         }
         p = -s * s2 * c3 * el1 * e[l] / dl1;
         e[l] = s * p;
         d[l] = c * p;
-        if (vectors) ${name}_rotate_rows(Z, n, m - 1, l, rc, rs, par);
       } while (${fabs}(e[l]) > ${eps} * tst1);
     }
     d[l] += f;
@@ -258,13 +310,14 @@ static void ${name}_matrix(jx_index jx_b, void **buffers, const int64_t *params,
     for (jx_index a = 0; a < n; a++) w[a] = NAN;
     return;
   }
-  ${name}_tridiagonalize(n, A, d, e, tau, p, par);
-  /* Z = Q^T = H_{n-3} ... H_0: the identity times the reflectors on the right, the last first; H_k reaches rows and
-     columns from k + 1 only */
-  for (jx_index a = 0; a < n; a++) for (jx_index c = 0; c < n; c++) v[a * n + c] = a == c ? 1 : 0;
-  for (jx_index k = n - 3; k >= 0; k--) if (tau[k] != 0) ${name}_reflect_rows(v, n, k + 1, n, k + 1, n - k - 1, A + k * n + k + 1, tau[k], par);
-  /* the reflectors are spent: A's storage holds the rotations, then Z for the transpose */
-  if (${name}_ql(n, d, e, v, A, A + n, 1, par)) {
+  ${name}_tridiagonalize(n, A, d, e, tau, p);
+  /* Z^T = Q^T = H_{n-3} ... H_0 (H_k reaches rows and columns from k + 1), then the QL iteration's rotations */
+  ${name}_form(v, n, n, n - 2, 1, A, n, tau, par);
+  ${name}_log log = {0, 0, 0, 0, 0, 0, 0};
+  const int failed = ${name}_ql(n, d, e, &log) || ${name}_replay(&log, v, n, n, par);
+  free(log.sweeps);
+  free(log.cs);
+  if (failed) {
     for (jx_index e2 = 0; e2 < n * n; e2++) v[e2] = NAN;
     for (jx_index a = 0; a < n; a++) w[a] = NAN;
     return;
@@ -299,22 +352,23 @@ function svdC(k: OrthogonalKernel, name: string): string {
       `${T} *restrict u = (${T} *)buffers[1] + jx_b * m * uc;`,
       `${T} *restrict vt = (${T} *)buffers[2] + jx_b * vr * n;`,
       `${T} *restrict G = (${T} *)buffers[3] + jx_b * M * N;`,
-      `${T} *restrict VT = (${T} *)buffers[4] + jx_b * (N * N + 9 * N + M);`,
+      `${T} *restrict VT = (${T} *)buffers[4] + jx_b * (N * N + 6 * N + M * N);`,
       `${T} *restrict UT = (${T} *)buffers[5] + jx_b * M * M;`,
       `const ${T} *restrict x = (const ${T} *)buffers[6] + jx_b * m * n;`,
     ]
     : [
       `${T} *restrict s = (${T} *)buffers[0] + jx_b * N;`,
       `${T} *restrict G = (${T} *)buffers[1] + jx_b * M * N;`,
-      `${T} *restrict VT = (${T} *)buffers[2] + jx_b * (N * N + 9 * N + M);`,
+      `${T} *restrict VT = (${T} *)buffers[2] + jx_b * (N * N + 6 * N + M * N);`,
       `${T} *restrict UT = 0;`,
       `const ${T} *restrict x = (const ${T} *)buffers[3] + jx_b * m * n;`,
     ];
   return `${helpers(name, T)}
 
 /* dgebd2 on the tall G (M x N, M >= N): G = Qu B Qv^T, B upper bidiagonal (d, e); H_k (Qu = H_0 ... H_{N-1}) in
-   column k from row k, G_k (Qv = G_0 ... G_{N-2}) in row k from column k + 1, each with its 1 stored; t: N scratch */
-static void ${name}_bidiagonalize(jx_index M, jx_index N, ${T} *restrict G, ${T} *restrict d, ${T} *restrict e, ${T} *restrict tq, ${T} *restrict tp, ${T} *restrict t, int par) {
+   column k from row k, G_k (Qv = G_0 ... G_{N-2}) in row k from column k + 1, each with its 1 stored; t: N scratch.
+   One thread, as the tridiagonalization */
+static void ${name}_bidiagonalize(jx_index M, jx_index N, ${T} *restrict G, ${T} *restrict d, ${T} *restrict e, ${T} *restrict tq, ${T} *restrict tp, ${T} *restrict t) {
   for (jx_index k = 0; k < N; k++) {
     d[k] = ${name}_reflector(M - k, G + k * N + k, N, &tq[k]);
     if (tq[k] != 0 && k + 1 < N) {
@@ -324,27 +378,24 @@ static void ${name}_bidiagonalize(jx_index M, jx_index N, ${T} *restrict G, ${T}
       for (jx_index j = 0; j < len; j++) t[j] = 0;
       for (jx_index a = k; a < M; a++) { const ${T} ua = G[a * N + k]; const ${T} *restrict r = G + a * N + k + 1; for (jx_index j = 0; j < len; j++) t[j] += ua * r[j]; }
       const ${T} tau = tq[k];
-      if (par && (M - k) * len > JX_PARALLEL_THRESHOLD) {
-        #pragma omp parallel for schedule(static)
-        for (jx_index a = k; a < M; a++) { const ${T} c = tau * G[a * N + k]; ${T} *restrict r = G + a * N + k + 1; for (jx_index j = 0; j < len; j++) r[j] -= c * t[j]; }
-      } else {
-        for (jx_index a = k; a < M; a++) { const ${T} c = tau * G[a * N + k]; ${T} *restrict r = G + a * N + k + 1; for (jx_index j = 0; j < len; j++) r[j] -= c * t[j]; }
-      }
+      for (jx_index a = k; a < M; a++) { const ${T} c = tau * G[a * N + k]; ${T} *restrict r = G + a * N + k + 1; for (jx_index j = 0; j < len; j++) r[j] -= c * t[j]; }
     }
     if (k + 1 < N) {
       e[k] = ${name}_reflector(N - k - 1, G + k * N + k + 1, 1, &tp[k]);
       if (tp[k] != 0) {
         G[k * N + k + 1] = 1;
-        ${name}_reflect_rows(G, N, k + 1, M, k + 1, N - k - 1, G + k * N + k + 1, tp[k], par);
+        ${name}_reflect_rows(G, N, k + 1, M, k + 1, N - k - 1, G + k * N + k + 1, tp[k]);
       }
     }
   }
 }
 
-/* Golub-Reinsch on the bidiagonal w (diagonal) and rv (rv[i] couples i - 1 and i, rv[0] = 0), as svdcmp: rotations of
-   U's columns are rows of UT (length M), of V's columns rows of VT (length N). 0, or 1 when a value took over 75
-   iterations */
-static int ${name}_bidiagonal_qr(jx_index M, jx_index N, ${T} *restrict w, ${T} *restrict rv, ${T} *restrict UT, ${T} *restrict VT, ${T} *restrict cu, ${T} *restrict su, ${T} *restrict cv, ${T} *restrict sv, int vectors, int par) {
+/* Golub-Reinsch on the bidiagonal w (diagonal) and rv (rv[i] couples i - 1 and i, rv[0] = 0), as svdcmp: the rotations
+   of U's columns and V's (rows of U^T and V^T) logged, and flip[k] = -1 where V's row k is negated (after its last
+   rotation: a converged index is never rotated again). 0, or 1 when a value took over 75 iterations (or the logs'
+   memory ran out) */
+static int ${name}_bidiagonal_qr(jx_index N, ${T} *restrict w, ${T} *restrict rv, ${name}_log *logU, ${name}_log *logV, ${T} *restrict flip) {
+  const int vectors = logU != 0;
   ${T} anorm = 0;
   for (jx_index i = 0; i < N; i++) { const ${T} y = ${fabs}(w[i]) + ${fabs}(rv[i]); if (y > anorm) anorm = y; }
   for (jx_index k = N - 1; k >= 0; k--) {
@@ -370,8 +421,9 @@ static int ${name}_bidiagonal_qr(jx_index M, jx_index N, ${T} *restrict w, ${T} 
           c = g * h;
           s = -f * h;
           if (vectors) {
-            ${T} *restrict a = UT + nm * M, *restrict b = UT + i * M;
-            for (jx_index j = 0; j < M; j++) { const ${T} y = a[j], z = b[j]; a[j] = y * c + z * s; b[j] = z * c - y * s; }
+            ${T} *restrict cs = ${name}_log_sweep(logU, i, i, nm, 1);
+            if (!cs) return 1;
+            cs[0] = c; cs[1] = s;
           }
         }
       }
@@ -379,7 +431,7 @@ static int ${name}_bidiagonal_qr(jx_index M, jx_index N, ${T} *restrict w, ${T} 
       if (l == k) {
         if (z < 0) {
           w[k] = -z;
-          if (vectors) for (jx_index j = 0; j < N; j++) VT[k * N + j] = -VT[k * N + j];
+          flip[k] = -1;
         }
         break;
       }
@@ -390,6 +442,9 @@ static int ${name}_bidiagonal_qr(jx_index M, jx_index N, ${T} *restrict w, ${T} 
       g = ${hypot}(f, 1);
       f = ((x - z) * (x + z) + h * ((y / (f + (f >= 0 ? ${fabs}(g) : -${fabs}(g)))) - h)) / x;
       ${T} c = 1, s = 1;
+      ${T} *restrict csv = vectors ? ${name}_log_sweep(logV, l, k - 1, -1, k - l) : 0;
+      ${T} *restrict csu = vectors ? ${name}_log_sweep(logU, l, k - 1, -1, k - l) : 0;
+      if (vectors && !(csv && csu)) return 1;
       for (jx_index j = l; j < k; j++) {
         const jx_index i = j + 1;
         g = rv[i];
@@ -404,21 +459,17 @@ static int ${name}_bidiagonal_qr(jx_index M, jx_index N, ${T} *restrict w, ${T} 
         g = g * c - x * s;
         h = y * s;
         y *= c;
-        cv[j] = c; sv[j] = s;
+        if (vectors) { csv[2 * (j - l)] = c; csv[2 * (j - l) + 1] = s; }
         z = ${hypot}(f, h);
         w[j] = z;
         if (z != 0) { z = 1 / z; c = f * z; s = h * z; }
         f = c * g + s * y;
         x = c * y - s * g;
-        cu[j] = c; su[j] = s;
+        if (vectors) { csu[2 * (j - l)] = c; csu[2 * (j - l) + 1] = s; }
       }
       rv[l] = 0;
       rv[k] = f;
       w[k] = x;
-      if (vectors) {
-        ${name}_rotate_rows(VT, N, l, k - 1, cv, sv, par);
-        ${name}_rotate_rows(UT, M, l, k - 1, cu, su, par);
-      }
     }
   }
   return 0;
@@ -432,26 +483,28 @@ static void ${name}_matrix(jx_index jx_b, void **buffers, const int64_t *params,
   (void)uc; (void)vr; (void)bc;
 ${buffers.map((l) => `  ${l}`).join('\n')}
   ${T} *restrict d = VT + N * N, *restrict e = d + N, *restrict tq = e + N, *restrict tp = tq + N;
-  ${T} *restrict cu = tp + N, *restrict su = cu + N, *restrict cv = su + N, *restrict sv = cv + N, *restrict perm = sv + N, *restrict ref = perm + N;
+  ${T} *restrict flip = tp + N, *restrict perm = flip + N, *restrict R = perm + N;
   int finite = 1;
   for (jx_index a = 0; a < M; a++) for (jx_index c = 0; c < N; c++) { const ${T} y = wide ? x[c * n + a] : x[a * n + c]; G[a * N + c] = y; finite &= isfinite(y); }
   if (!finite) { ${nan} return; }
-  ${name}_bidiagonalize(M, N, G, d, e, tq, tp, cu, par);
-${uv ? `  /* UT = (Qu E)^T = E^T H_{N-1} ... H_0 (E: bc columns of the identity) and VT = Qv^T = G_{N-2} ... G_0, the
-     identity times the reflectors on the right, the last first; H_k reaches rows and columns from k, G_k from k + 1 */
-  for (jx_index a = 0; a < bc; a++) for (jx_index c = 0; c < M; c++) UT[a * M + c] = a == c ? 1 : 0;
-  for (jx_index k = N - 1; k >= 0; k--) {
-    if (tq[k] == 0) continue;
-    for (jx_index a = k + 1; a < M; a++) ref[a - k] = G[a * N + k];
-    ref[0] = 1;
-    ${name}_reflect_rows(UT, M, k, bc, k, M - k, ref, tq[k], par);
+  ${name}_bidiagonalize(M, N, G, d, e, tq, tp, flip);
+${uv ? `  /* UT = (Qu E)^T = E^T H_{N-1} ... H_0 (E: bc columns of the identity; H_k reaches rows and columns from k, its u
+     copied to row k of R first) and VT = Qv^T = G_{N-2} ... G_0 (G_k from k + 1) */
+  for (jx_index k = 0; k < N; k++) {
+    R[k * M + k] = 1;
+    for (jx_index a = k + 1; a < M; a++) R[k * M + a] = G[a * N + k];
   }
-  for (jx_index a = 0; a < N; a++) for (jx_index c = 0; c < N; c++) VT[a * N + c] = a == c ? 1 : 0;
-  for (jx_index k = N - 2; k >= 0; k--) if (tp[k] != 0) ${name}_reflect_rows(VT, N, k + 1, N, k + 1, N - k - 1, G + k * N + k + 1, tp[k], par);` : '  (void)ref;'}
+  ${name}_form(UT, M, bc, N, 0, R, M, tq, par);
+  ${name}_form(VT, N, N, N - 1, 1, G, N, tp, par);` : '  (void)R;'}
   /* svdcmp's superdiagonal: rv[i] couples i - 1 and i */
   for (jx_index i = N - 1; i >= 1; i--) e[i] = e[i - 1];
   e[0] = 0;
-  if (${name}_bidiagonal_qr(M, N, d, e, UT, VT, cu, su, cv, sv, ${uv ? 1 : 0}, par)) { ${nan} return; }
+  for (jx_index a = 0; a < N; a++) flip[a] = 1;
+  ${name}_log logU = {0, 0, 0, 0, 0, 0, 0}, logV = {0, 0, 0, 0, 0, 0, 0};
+  const int failed = ${name}_bidiagonal_qr(N, d, e, ${uv ? '&logU, &logV' : '0, 0'}, flip)${uv ? ` || ${name}_replay(&logU, UT, bc, M, par) || ${name}_replay(&logV, VT, N, N, par)` : ''};
+${uv ? `  if (!failed) for (jx_index a = 0; a < N; a++) if (flip[a] < 0) for (jx_index c = 0; c < N; c++) VT[a * N + c] = -VT[a * N + c];
+` : ''}  free(logU.sweeps); free(logU.cs); free(logV.sweeps); free(logV.cs);
+  if (failed) { ${nan} return; }
   for (jx_index a = 0; a < N; a++) perm[a] = (${T})a;
   for (jx_index a = 0; a < N; a++) {
     jx_index best = a;
