@@ -20,7 +20,8 @@ export type BufferRef = { kind: 'input' | 'output' | 'temp'; index: number };
 /**
  * The platform a plan is for. Most primitives lower alike on both (one kernel IR, two renderers); the few whose best
  * algorithm differs in its launches read it: cholesky, lu and triangular_solve of large matrices (lower-linalg.ts:
- * on CUDA a blocked sequence of launches that spreads each update over the GPU, on the CPU one launch), sort and
+ * on CUDA a blocked sequence of launches that spreads each update over the GPU, on the CPU one launch), eigh and svd
+ * (the CPU's large matrices take render/linalg-tridiagonal.ts's kernels: OrthogonalKernel.large), sort and
  * top_k (the CPU sorts each line whole in one stage, a GPU merges runs in passes) and conv_general_dilated (the CPU's
  * large-window GEMM wants the kernel operand canonical).
  */

@@ -30,7 +30,13 @@
 // CUDA (render/linalg-qr.ts; the C target keeps render/linalg-eig.ts's loop),
 // eigh and svd on both targets (render/linalg-jacobi.ts: on CUDA a block per
 // matrix at every size, ⌈min(m, n)/2⌉ threads rounded up to a warp, 32 to
-// 256; on the C target a matrix per thread, OpenMP over the batch).
+// 256; on the C target a matrix per thread, OpenMP over the batch, below
+// EIG_MIN = 32 of min(m, n)). The C target's eigh and svd from EIG_MIN up
+// (OrthogonalKernel.large, set by lower.ts; JAXON_CPU_EIG_MIN moves it) are
+// render/linalg-tridiagonal.ts's LAPACK-style reductions and QL / QR
+// iterations (at 32 about 3x the Jacobi kernels, 25x at 64, 10-80x from 256:
+// bench/RESULTS.md); their vector signs differ from the GPU's, so CPU-GPU
+// comparisons of vectors from 32 up are up to sign.
 import type { LinalgKernel, OrthogonalKernel } from '../kernel-ir.js';
 import { type RenderedKernel, indent, indexType, int } from './cuda-common.js';
 import { C_DIALECT, C_TYPES, CUDA_DIALECT, CUDA_TYPES } from './expr.js';

@@ -18,10 +18,17 @@
 // LAPACK's drivers and JAX do); an iteration that does not converge (a cap per
 // eigen- or singular value) gives NaNs too, never a hang.
 // OpenMP: over the batch (a matrix per thread) when there are several
-// matrices, inside each reflector application and rotation sweep when one.
+// matrices; for one, the formation of Q^T / U^T / V^T (rows are independent)
+// and the replay of the logged rotations (chunks of columns are independent)
+// are one region each. The reductions stay on one thread: split per step
+// they took a region (and a barrier) per column, ten times slower on this
+// shared 2-core machine under load.
 // Sizes: lower.ts sets OrthogonalKernel.large on the C target from
-// cpuEigMinimum() = EIG_MIN (min(m, n); measured: bench/RESULTS.md), or
-// JAXON_CPU_EIG_MIN; a large kernel takes this path for every matrix it runs.
+// cpuEigMinimum() = EIG_MIN (min(m, n)), or JAXON_CPU_EIG_MIN; a large kernel
+// takes this path for every matrix it runs. Measured (jit, median, float32):
+// at 16 the two paths are even, at 32 this one is 3x the Jacobi kernels, at
+// 64 15-25x (bench/RESULTS.md); below 32 Jacobi stays, so small matrices keep
+// the GPU's vector signs.
 import type { OrthogonalKernel } from '../kernel-ir.js';
 import { eighWork } from './linalg-jacobi.js';
 
