@@ -289,7 +289,7 @@ export interface OrthogonalKernel {
   /**
    * C target only: eigh / svd of matrices from render/linalg-tridiagonal.ts's threshold up, which every matrix of the
    * launch then takes (tridiagonal / bidiagonal reduction and QL / QR iteration instead of Jacobi; svd's v temp is
-   * svdLargeRot there).
+   * svdLargeRot there, and its basis max·min without fullMatrices).
    */
   large?: boolean;
 }

@@ -482,7 +482,7 @@ function lowerLinalg(op: 'qr' | 'eigh' | 'svd', x: ShapedArray, flags: { fullMat
   const pairs = (k: number) => Math.floor((k + 1) / 2);
   const eighWork = n * n + 6 * pairs(n) + n;
   const svdRot = kernel.large ? svdLargeRot(big, small) : small * small + 5 * pairs(small) + small;
-  const temps = op === 'qr' ? [m * n, small] : op === 'eigh' ? [eighWork] : kernel.computeUv ? [big * small, svdRot, big * big] : [big * small, svdRot];
+  const temps = op === 'qr' ? [m * n, small] : op === 'eigh' ? [eighWork] : kernel.computeUv ? [big * small, svdRot, big * (kernel.large && !kernel.fullMatrices ? small : big)] : [big * small, svdRot];
   const temp = (index: number): BufferRef => ({ kind: 'temp', index });
   // a temp of 0 elements still gets a buffer: the kernel's pointer arithmetic on it is never dereferenced
   for (const size of temps) plan.temps.push({ dtype: x.dtype, size: Math.max(1, batch * size) });

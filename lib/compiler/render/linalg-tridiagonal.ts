@@ -360,7 +360,7 @@ function svdC(k: OrthogonalKernel, name: string): string {
       `${T} *restrict vt = (${T} *)buffers[2] + jx_b * vr * n;`,
       `${T} *restrict G = (${T} *)buffers[3] + jx_b * M * N;`,
       `${T} *restrict VT = (${T} *)buffers[4] + jx_b * (N * N + 6 * N + M * N);`,
-      `${T} *restrict UT = (${T} *)buffers[5] + jx_b * M * M;`,
+      `${T} *restrict UT = (${T} *)buffers[5] + jx_b * bc * M;`,
       `const ${T} *restrict x = (const ${T} *)buffers[6] + jx_b * m * n;`,
     ]
     : [
