@@ -4,13 +4,13 @@
 //  - eigh: Householder reduction to tridiagonal form (LAPACK dsytd2, the
 //    reflectors of dlarfg), Q^T formed from the reflectors (dorgtr), then the
 //    implicit QL iteration with Wilkinson-style shifts (EISPACK tql2, as JAMA
-//    writes it), each sweep's rotations stored and then applied to the rows of
-//    Q^T (LAPACK dsteqr + dlasr), eigenvalues ascending.
+//    writes it), its rotations logged and then replayed on the rows of Q^T
+//    (LAPACK dsteqr + dlasr, deferred), eigenvalues ascending.
 //  - svd: Golub-Kahan bidiagonalization of the tall orientation (dgebd2), the
 //    left and right reflectors formed into U^T and V^T (dorgbr), then the
 //    implicit-shift bidiagonal QR of Golub & Reinsch (EISPACK svd, as
-//    Numerical Recipes' svdcmp writes it), each sweep's rotations stored and
-//    applied to rows of U^T and V^T; singular values non-negative, descending.
+//    Numerical Recipes' svdcmp writes it), its rotations logged and replayed
+//    on the rows of U^T and V^T; singular values non-negative, descending.
 // The vectors are kept as rows (U^T, V^T, Q^T), so every rotation and every
 // reflector application runs along contiguous memory (vectorized), and they
 // are transposed once at the end. Level-2 throughout (no latrd / labrd panel
@@ -26,13 +26,13 @@
 // Sizes: lower.ts sets OrthogonalKernel.large on the C target from
 // cpuEigMinimum() = EIG_MIN (min(m, n)), or JAXON_CPU_EIG_MIN; a large kernel
 // takes this path for every matrix it runs. Measured (jit, median, float32):
-// at 16 the two paths are even, at 32 this one is 3x the Jacobi kernels, at
-// 64 15-25x (bench/RESULTS.md); below 32 Jacobi stays, so small matrices keep
-// the GPU's vector signs.
+// even at 8, ahead from 16, 3x the Jacobi kernels at 32, 10-35x at 64
+// (bench/RESULTS.md); below 32, where either costs well under a millisecond,
+// Jacobi stays, so small matrices keep the GPU's vector signs.
 import type { OrthogonalKernel } from '../kernel-ir.js';
 import { eighWork } from './linalg-jacobi.js';
 
-/** The smallest min(m, n) that takes this path on the C target (below it the Jacobi kernels are as fast or faster). */
+/** The smallest min(m, n) that takes this path on the C target (below it the Jacobi kernels: the GPU's signs, under a millisecond). */
 export const EIG_MIN = 32;
 
 /**
