@@ -373,8 +373,21 @@ test('matrixPower with a negative exponent is the inverse\'s power, as JAX (valu
 // identity and repeated eigenvalues, tall / wide / rank-deficient svd with full_matrices both ways, float32 and float64.
 // Against the float64 reference, which runs the same rounds: eigen- and singular vectors of simple values are compared
 // as they are, signs included (the CPU, the GPU and the oracle pick the same ones), the rest by their invariants.
-// One jitted program, so the emulated GPU compiles its kernels in one batch.
+// One jitted program, so the emulated GPU compiles its kernels in one batch. The CPU takes render/linalg-tridiagonal.ts's
+// path from EIG_MIN (32) up, with other signs: JAXON_CPU_EIG_MIN keeps n = 70 on the Jacobi kernel here (lowering reads
+// it; the test is serial and synchronous, as withX64).
 test.serial('round-robin Jacobi eigh and svd: batches, odd n, n = 1, 2 and 70, degenerate and rank-deficient inputs', (t) => {
+  const previousMinimum = process.env['JAXON_CPU_EIG_MIN'];
+  process.env['JAXON_CPU_EIG_MIN'] = '1000000';
+  try {
+    jacobiCases(t);
+  } finally {
+    if (previousMinimum === undefined) delete process.env['JAXON_CPU_EIG_MIN'];
+    else process.env['JAXON_CPU_EIG_MIN'] = previousMinimum;
+  }
+});
+
+function jacobiCases(t: ExecutionContext): void {
   withX64(true, () => {
     const symmetric = (n: number, seed: number): number[] => {
       const a = randomValues(n * n, seed);
@@ -463,4 +476,4 @@ test.serial('round-robin Jacobi eigh and svd: batches, odd n, n = 1, 2 and 70, d
       t.true(matmulError(diagTimes(firstColumns(u, k), s, k), firstRows(vt, k), input) <= atol * 20, `${c.label}: |u·diag(s)·vt - a|`);
     });
   });
-});
+}

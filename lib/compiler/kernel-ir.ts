@@ -293,6 +293,12 @@ export interface OrthogonalKernel {
    * svd_finish: the one-block buffers).
    */
   jacobi?: { stage: JacobiStage };
+  /**
+   * C target only: eigh / svd of matrices from render/linalg-tridiagonal.ts's threshold up, which every matrix of the
+   * launch then takes (tridiagonal / bidiagonal reduction and QL / QR iteration instead of Jacobi; svd's v temp is
+   * svdLargeRot there, and its basis max·min without fullMatrices).
+   */
+  large?: boolean;
 }
 
 export type JacobiStage = 'init' | 'norms' | 'test' | 'round' | 'sort' | 'permute' | 'svd_init' | 'svd_round' | 'svd_test' | 'svd_finish';
@@ -421,7 +427,7 @@ export function kernelName(k: Kernel): string {
     case 'dynamic_update_slice': return `dynamic_update_slice_${dtypeCode(k.dtype)}`;
     case 'gather': return `gather_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
     case 'scatter': return `scatter_${k.combine}_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
-    case 'orthogonal': return `linalg_${k.op}${k.fullMatrices ? '_full' : ''}${k.computeUv ? '' : '_nouv'}${k.lower ? '' : '_upper'}${k.sort ? '' : '_unsorted'}${k.jacobi ? `_multiblock_${k.jacobi.stage}` : ''}_${dtypeCode(k.dtype)}`;
+    case 'orthogonal': return `linalg_${k.op}${k.large ? '_large' : ''}${k.fullMatrices ? '_full' : ''}${k.computeUv ? '' : '_nouv'}${k.lower ? '' : '_upper'}${k.sort ? '' : '_unsorted'}${k.jacobi ? `_multiblock_${k.jacobi.stage}` : ''}_${dtypeCode(k.dtype)}`;
     case 'linalg': return `linalg_${k.op}${k.op === 'triangular_solve' ? `_${k.leftSide ? 'l' : 'r'}${k.lower ? 'lo' : 'up'}${k.transposeA ? 't' : 'n'}${k.unitDiagonal ? 'u' : ''}` : ''}${k.large ? '_large' : ''}${k.blocked ? `_blocked${k.blocked.nb}_${k.blocked.stage}` : ''}_${dtypeCode(k.dtype)}`;
     case 'conv': return `conv${k.spatialRank}d_${dtypeCode(k.inputDtype)}_${dtypeCode(k.outputDtype)}${k.precision === 'highest' ? '_highest' : ''}`;
     case 'sort': return `sort_${k.stage}${k.order ? `_${k.order}` : ''}_${k.numKeys}_${k.dtypes.map(dtypeCode).join('_')}`;

@@ -13,6 +13,7 @@ import { cumulativePartialDtype } from './kernel-ir.js';
 import { lowerCholesky, lowerLu, lowerTriangularSolve } from './lower-linalg.js';
 import { lowerJacobiMultiblock } from './lower-jacobi.js';
 import { CONV_GEMM_MIN_TAPS } from './render/conv.js';
+import { cpuEigMinimum, svdLargeRot } from './render/linalg-tridiagonal.js';
 import { type ElementwisePrimitive, ELEMENTWISE_PRIMITIVES, isElementwisePrimitive, scalarExpr } from './scalar-expr.js';
 
 export type BufferRef = { kind: 'input' | 'output' | 'temp'; index: number };
@@ -20,7 +21,8 @@ export type BufferRef = { kind: 'input' | 'output' | 'temp'; index: number };
 /**
  * The platform a plan is for. Most primitives lower alike on both (one kernel IR, two renderers); the few whose best
  * algorithm differs in its launches read it: cholesky, lu and triangular_solve of large matrices (lower-linalg.ts:
- * on CUDA a blocked sequence of launches that spreads each update over the GPU, on the CPU one launch), sort and
+ * on CUDA a blocked sequence of launches that spreads each update over the GPU, on the CPU one launch), eigh and svd
+ * (the CPU's large matrices take render/linalg-tridiagonal.ts's kernels: OrthogonalKernel.large), sort and
  * top_k (the CPU sorts each line whole in one stage, a GPU merges runs in passes) and conv_general_dilated (the CPU's
  * large-window GEMM wants the kernel operand canonical).
  */
@@ -356,7 +358,7 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   cumsum: cumulativeRule('sum'), cumprod: cumulativeRule('prod'), cummax: cumulativeRule('max'), cummin: cumulativeRule('min'),
   sort: (ins, _outs, { dimension, numKeys }, target) => lowerSort(ins, dimension, numKeys, target),
   top_k: (ins, _outs, { k }, target) => lowerTopK(ins[0]!, k, target),
-  qr: (ins, _outs, { fullMatrices }) => lowerLinalg('qr', ins[0]!, { fullMatrices }),
+  qr: (ins, _outs, { fullMatrices }, target) => lowerLinalg('qr', ins[0]!, { fullMatrices }, target),
   eigh: (ins, _outs, { lower, sortEigenvalues }, target) => lowerLinalg('eigh', ins[0]!, { lower, sort: sortEigenvalues }, target),
   svd: (ins, _outs, { fullMatrices, computeUv }, target) => lowerLinalg('svd', ins[0]!, { fullMatrices, computeUv }, target),
   cholesky: (ins, _outs, _params, target) => lowerCholesky(ins[0]!, target),
@@ -462,7 +464,7 @@ function lowerTopK(x: ShapedArray, k: number, target: LowerTarget): Plan {
  * lax.linalg.qr / eigh / svd: one launch of kernel-ir.ts's OrthogonalKernel over the batch, its working storage in temps
  * (one slice per matrix; render/linalg-eig.ts says what each holds).
  */
-function lowerLinalg(op: 'qr' | 'eigh' | 'svd', x: ShapedArray, flags: { fullMatrices?: boolean; computeUv?: boolean; lower?: boolean; sort?: boolean }, target: LowerTarget = 'cpu'): Plan {
+function lowerLinalg(op: 'qr' | 'eigh' | 'svd', x: ShapedArray, flags: { fullMatrices?: boolean; computeUv?: boolean; lower?: boolean; sort?: boolean }, target: LowerTarget): Plan {
   const r = x.shape.length;
   const m = x.shape[r - 2]!;
   const n = x.shape[r - 1]!;
@@ -470,6 +472,8 @@ function lowerLinalg(op: 'qr' | 'eigh' | 'svd', x: ShapedArray, flags: { fullMat
   const kernel: Kernel = {
     kind: 'orthogonal', op, dtype: x.dtype, fullMatrices: flags.fullMatrices ?? false, computeUv: flags.computeUv ?? true,
     lower: flags.lower ?? true, sort: flags.sort ?? true,
+    // the CPU's large eigh / svd: reductions and QL / QR iteration (render/linalg-tridiagonal.ts), not Jacobi
+    ...(op !== 'qr' && target === 'cpu' && Math.min(m, n) >= cpuEigMinimum() ? { large: true } : {}),
   };
   const plan: Plan = { launches: [], temps: [], aliases: new Map() };
   if (batch === 0) return plan;
@@ -478,8 +482,8 @@ function lowerLinalg(op: 'qr' | 'eigh' | 'svd', x: ShapedArray, flags: { fullMat
   // eigh's work and svd's rotations carry the Jacobi rounds' scratch after the matrix (render/linalg-jacobi.ts)
   const pairs = (k: number) => Math.floor((k + 1) / 2);
   const eighWork = n * n + 6 * pairs(n) + n;
-  const svdRot = small * small + 5 * pairs(small) + small;
-  const temps = op === 'qr' ? [m * n, small] : op === 'eigh' ? [eighWork] : kernel.computeUv ? [big * small, svdRot, big * big] : [big * small, svdRot];
+  const svdRot = kernel.large ? svdLargeRot(big, small) : small * small + 5 * pairs(small) + small;
+  const temps = op === 'qr' ? [m * n, small] : op === 'eigh' ? [eighWork] : kernel.computeUv ? [big * small, svdRot, big * (kernel.large && !kernel.fullMatrices ? small : big)] : [big * small, svdRot];
   // large matrices on CUDA: the same rounds over many blocks (render/linalg-jacobi-cuda.ts)
   const multiblock = target === 'cuda' ? lowerJacobiMultiblock(kernel as OrthogonalKernel, batch, m, n, temps) : null;
   if (multiblock) return multiblock;

@@ -11,12 +11,15 @@
 //   over the batch; on CUDA render/linalg-qr.ts (a thread block per matrix at
 //   every size, its threads a column each of every reflector's application:
 //   the same arithmetic as here).
-// - eigh and svd: render/linalg-jacobi.ts's round-robin Jacobi on both targets
-//   at every size: on CUDA a thread block per matrix (threads: ⌈min(m, n)/2⌉
-//   rounded up to a warp, 32 to 256), or from min(m, n) = 512 in batches of
-//   at most 16 the same rounds over many blocks (render/linalg-jacobi-cuda.ts,
-//   a launch per round, the same bits); on the C target a matrix per thread,
-//   OpenMP over the batch (and over a single large matrix's updates).
+// - eigh and svd: render/linalg-jacobi.ts's round-robin Jacobi: on CUDA at
+//   every size, a thread block per matrix (threads: ⌈min(m, n)/2⌉ rounded up
+//   to a warp, 32 to 256), or from min(m, n) = 512 in batches of at most 16
+//   the same rounds over many blocks (render/linalg-jacobi-cuda.ts, a launch
+//   per round, the same bits); on the C target below min(m, n) = EIG_MIN
+//   (32), a matrix per thread, OpenMP over the batch (and over a single
+//   matrix's updates). From EIG_MIN up the C target takes
+//   render/linalg-tridiagonal.ts (tridiagonal / bidiagonal reduction, then
+//   QL / QR iteration).
 import type { Dialect } from './expr.js';
 import type { OrthogonalKernel } from '../kernel-ir.js';
 import type { IndexedBuffer, IndexedSpec } from './indexed.js';

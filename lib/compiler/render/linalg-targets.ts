@@ -32,7 +32,13 @@
 // matrix, ⌈min(m, n)/2⌉ threads rounded up to a warp, 32 to 256, below
 // CUDA_JACOBI_MIN = 512 (min(m, n)) or in batches over 16, else
 // render/linalg-jacobi-cuda.ts's same rounds over many blocks, bit for bit;
-// on the C target a matrix per thread, OpenMP over the batch).
+// on the C target a matrix per thread, OpenMP over the batch, below
+// EIG_MIN = 32 of min(m, n)). The C target's eigh and svd from EIG_MIN up
+// (OrthogonalKernel.large, set by lower.ts; JAXON_CPU_EIG_MIN moves it) are
+// render/linalg-tridiagonal.ts's LAPACK-style reductions and QL / QR
+// iterations (at 32 about 3x the Jacobi kernels, 25x at 64, 10-80x from 256:
+// bench/RESULTS.md); their vector signs differ from the GPU's, so CPU-GPU
+// comparisons of vectors from 32 up are up to sign.
 import type { LinalgKernel, OrthogonalKernel } from '../kernel-ir.js';
 import { type RenderedKernel, indent, indexType, int } from './cuda-common.js';
 import { C_DIALECT, C_TYPES, CUDA_DIALECT, CUDA_TYPES } from './expr.js';
@@ -40,6 +46,7 @@ import { blockedWhen, hasBlocked, linalgBlockedC } from './linalg-blocked.js';
 import { type LinalgSpec, type LinalgStep, linalgSpec } from './linalg.js';
 import { jacobiSpec } from './linalg-jacobi.js';
 import { qrSpec } from './linalg-qr.js';
+import { tridiagonalC } from './linalg-tridiagonal.js';
 
 interface Target {
   parallel: (loop: Extract<LinalgStep, { parallel: unknown }>) => string[];
@@ -121,6 +128,7 @@ export function linalgC(k: LinalgKernel, name: string): string {
 /** The C translation unit's function for lax.linalg.eigh / svd (render/linalg-jacobi.ts): a matrix per thread. */
 export function jacobiC(k: OrthogonalKernel, name: string): string {
   if (k.jacobi) throw new Error(`render/c: ${name} is a stage of the CUDA multi-block Jacobi (lower-jacobi.ts lowers it for 'cuda' only)`);
+  if (k.large) return tridiagonalC(k, name);
   return specC(jacobiSpec(k), name, { functions: '', dispatch: [] });
 }
 
