@@ -368,6 +368,31 @@ test('matrixPower with a negative exponent is the inverse\'s power, as JAX (valu
   t.true(want.every((w, i) => Math.abs(got[i]! - w) <= atol), `got ${globalThis.Array.from(got).join(', ')}`);
 });
 
+// JAX 0.10.2 (LAPACK on the CPU) returns NaN for every eigenvalue, eigenvector entry, singular value and singular
+// vector entry of a matrix with a NaN; the Jacobi rounds alone gave eigh [1, NaN, 3] with identity vectors and an svd
+// with two finite singular values for this one. Only that matrix of a batch; an unsymmetrized eigh ignores a NaN in the
+// triangle it does not read (LAPACK reads one triangle too). One jitted program for the emulated GPU's compile.
+test('eigh and svd of a matrix with a NaN are NaN throughout, as JAX; the other matrices of the batch are not', (t) => {
+  const bad = [[1, 2, 0], [2, NaN, 1], [0, 1, 3]];
+  const good = [[2, 1, 0], [1, 2, 0], [0, 0, 5]];
+  const upperNaN = [[2, NaN, 0], [1, 2, 0], [0, 0, 5]];
+  const run = jax.jit((x: Array, y: Array) => [...lax.linalg.eigh(x), ...lax.linalg.svd(x), ...lax.linalg.eigh(y, { symmetrizeInput: false })]);
+  const outs = run(jnp.array([bad, good]), jnp.array(upperNaN)) as Array[];
+  const [v, w, u, s, vh, vLower, wLower] = outs.map((o) => globalThis.Array.from(o.dataSync(), Number));
+  const half = (xs: number[]) => [xs.slice(0, xs.length / 2), xs.slice(xs.length / 2)] as const;
+  for (const [name, xs] of Object.entries({ w, v, u, s, vh })) {
+    const [first, second] = half(xs!);
+    t.true(first.every(Number.isNaN), `${name} of the matrix with a NaN: ${first.join(', ')}`);
+    t.true(second.every(Number.isFinite), `${name} of the finite matrix: ${second.join(', ')}`);
+  }
+  // eigenvalues of [[2, 1, 0], [1, 2, 0], [0, 0, 5]]: 1, 3, 5 (the lower triangle of upperNaN is the same matrix)
+  for (const [name, values] of [['eigh', half(w!)[1]], ['eigh of the lower triangle', wLower!]] as const) {
+    t.true(values.every((x, i) => Math.abs(x - [1, 3, 5][i]!) < 1e-5), `${name}: ${values.join(', ')}`);
+  }
+  t.true(vLower!.every(Number.isFinite), `eigenvectors of the lower triangle: ${vLower!.join(', ')}`);
+  t.true(half(s!)[1].every((x, i) => Math.abs(x - [5, 3, 1][i]!) < 1e-5), `singular values: ${half(s!)[1].join(', ')}`);
+});
+
 // The round-robin Jacobi kernels (render/linalg-jacobi.ts; on CUDA a thread block per matrix) at the sizes that
 // exercise their tournament: a batch, odd n (a dummy index), n = 1 and 2, n = 70 (35 pairs: a block of two warps), the
 // identity and repeated eigenvalues, tall / wide / rank-deficient svd with full_matrices both ways, float32 and float64.

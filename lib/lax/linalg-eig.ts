@@ -40,6 +40,34 @@ export function qr(x: ArrayLike, options?: QrOptions): [Array, Array] {
   return bind('qr', [a], { fullMatrices: flag(fn, options as Record<string, unknown>, 'fullMatrices', true) }) as [Array, Array];
 }
 
+/**
+ * Per matrix, whether every entry the kernel reads is finite (without symmetrizeInput, eigh reads one triangle): a
+ * bool of the batch shape. JAX's LAPACK and cuSOLVER calls give NaNs for a matrix with a NaN, where the Jacobi rounds
+ * would not (a NaN in one pair leaves the other pairs' rotations finite: eigh of [[1, 2, 0], [2, NaN, 1], [0, 1, 3]]
+ * came out [1, NaN, 3] with identity vectors, its svd with two finite singular values), so such a matrix's outputs are
+ * all NaN on every path and target (render/linalg-tridiagonal.ts also does so itself).
+ */
+function finiteMatrices(a: Array, triangle?: 'lower' | 'upper'): Array {
+  const r = a.ndim;
+  let ok = bind1('is_finite', [a], {});
+  if (triangle) {
+    const n = a.shape[r - 1]!;
+    const row = bind1('iota', [], { dtype: 'int32', shape: [n, n], dimension: 0 });
+    const col = bind1('iota', [], { dtype: 'int32', shape: [n, n], dimension: 1 });
+    const unread = bind1(triangle === 'lower' ? 'gt' : 'lt', [col, row], {});
+    ok = bind1('or', [ok, bind1('broadcast_in_dim', [unread], { shape: [...a.shape], broadcastDimensions: [r - 2, r - 1] })], {});
+  }
+  return bind1('reduce_and', [ok], { axes: [r - 2, r - 1] });
+}
+
+/** `out` where its matrix was finite (`ok`, the batch shape), NaN elsewhere. */
+function nanUnless(fn: string, ok: Array, out: Array): Array {
+  const shape = [...out.shape];
+  const pred = bind1('broadcast_in_dim', [ok], { shape, broadcastDimensions: ok.shape.map((_, i) => i) });
+  const nan = bind1('broadcast_in_dim', [toArray(fn, NaN, 'nan', out.dtype)], { shape, broadcastDimensions: [] });
+  return bind1('select_n', [pred, nan, out], {});
+}
+
 export interface EighOptions {
   /** Without symmetrizeInput: read the lower (default) or upper triangle. */
   lower?: boolean;
@@ -56,8 +84,12 @@ export function eigh(x: ArrayLike, options?: EighOptions): [Array, Array] {
   const o = options as Record<string, unknown> | undefined;
   let a = operand(fn, x);
   if (a.shape.at(-1) !== a.shape.at(-2)) throw new ValueError(`${fn}: x must be a batch of square matrices, got shape ${show(a.shape)}`);
-  if (flag(fn, o, 'symmetrizeInput', true)) a = symmetrize(a);
-  return bind('eigh', [a], { lower: flag(fn, o, 'lower', true), sortEigenvalues: flag(fn, o, 'sortEigenvalues', true) }) as [Array, Array];
+  const symmetrized = flag(fn, o, 'symmetrizeInput', true);
+  if (symmetrized) a = symmetrize(a);
+  const lower = flag(fn, o, 'lower', true);
+  const ok = finiteMatrices(a, symmetrized ? undefined : lower ? 'lower' : 'upper');
+  const [v, w] = bind('eigh', [a], { lower, sortEigenvalues: flag(fn, o, 'sortEigenvalues', true) }) as [Array, Array];
+  return [nanUnless(fn, ok, v), nanUnless(fn, ok, w)];
 }
 
 export interface SvdOptions {
@@ -76,6 +108,7 @@ export function svd(x: ArrayLike, options?: SvdOptions): Array | [Array, Array, 
   const o = options as Record<string, unknown> | undefined;
   const a = operand(fn, x);
   const computeUv = flag(fn, o, 'computeUv', true);
-  const outs = bind('svd', [a], { fullMatrices: flag(fn, o, 'fullMatrices', true), computeUv });
+  const ok = finiteMatrices(a);
+  const outs = bind('svd', [a], { fullMatrices: flag(fn, o, 'fullMatrices', true), computeUv }).map((out) => nanUnless(fn, ok, out));
   return computeUv ? [outs[1]!, outs[0]!, outs[2]!] : outs[0]!;
 }
