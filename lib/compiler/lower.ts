@@ -11,6 +11,7 @@ import { type Shape, sizeOf, stridesOf } from '../core/shape.js';
 import type { Access, Expr, Kernel, ReduceOp, ScatterKernel } from './kernel-ir.js';
 import { cumulativePartialDtype } from './kernel-ir.js';
 import { lowerCholesky, lowerLu, lowerTriangularSolve } from './lower-linalg.js';
+import { lowerQr } from './lower-qr.js';
 import { CONV_GEMM_MIN_TAPS } from './render/conv.js';
 import { type ElementwisePrimitive, ELEMENTWISE_PRIMITIVES, isElementwisePrimitive, scalarExpr } from './scalar-expr.js';
 
@@ -355,7 +356,7 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   cumsum: cumulativeRule('sum'), cumprod: cumulativeRule('prod'), cummax: cumulativeRule('max'), cummin: cumulativeRule('min'),
   sort: (ins, _outs, { dimension, numKeys }, target) => lowerSort(ins, dimension, numKeys, target),
   top_k: (ins, _outs, { k }, target) => lowerTopK(ins[0]!, k, target),
-  qr: (ins, _outs, { fullMatrices }) => lowerLinalg('qr', ins[0]!, { fullMatrices }),
+  qr: (ins, _outs, { fullMatrices }, target) => lowerQr(ins[0]!, fullMatrices, target),
   eigh: (ins, _outs, { lower, sortEigenvalues }) => lowerLinalg('eigh', ins[0]!, { lower, sort: sortEigenvalues }),
   svd: (ins, _outs, { fullMatrices, computeUv }) => lowerLinalg('svd', ins[0]!, { fullMatrices, computeUv }),
   cholesky: (ins, _outs, _params, target) => lowerCholesky(ins[0]!, target),
