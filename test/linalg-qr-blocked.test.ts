@@ -3,7 +3,8 @@
 // columns) at a forced threshold of 16 with panels of 8 (JAXON_CPU_BLOCKED_QR): tall, square and wide, reduced and
 // complete (float32; float64 complete), batched, sizes that are not multiples of the panel, float32 and float64;
 // Q R = A and Q^T Q = I for every matrix; the blocked path against the unblocked one on the same matrices. On the
-// emulated GPU the same fixtures run through the CUDA kernels.
+// (emulated) GPU the same through the CUDA blocked stages (render/linalg-qr-cuda-blocked.ts) from
+// JAXON_CUDA_BLOCKED_LINALG's threshold of 16 with panels of 8, against the one-block-per-matrix kernel.
 import test, { type ExecutionContext } from 'ava';
 import * as jax from '../lib/index.js';
 import type { Array } from '../lib/core/array.js';
@@ -23,6 +24,11 @@ const onCuda = process.env['JAXON_TEST_PLATFORM'] === 'cuda';
 /** The CPU's blocked QR from 16 (every fixture takes it) with panels of 8 (3 to 5 panels, the last one partial). */
 const CPU_TEST_BLOCKING = '16:8';
 process.env['JAXON_CPU_BLOCKED_QR'] ??= CPU_TEST_BLOCKING;
+/** The same on the GPU (render/linalg-cuda-blocked.ts's override, which qr shares). */
+const CUDA_TEST_BLOCKING = '16:8';
+if (onCuda) process.env['JAXON_CUDA_BLOCKED_LINALG'] ??= CUDA_TEST_BLOCKING;
+/** The variable that moves the threshold on the platform the tests run on. */
+const blockingVariable = onCuda ? 'JAXON_CUDA_BLOCKED_LINALG' : 'JAXON_CPU_BLOCKED_QR';
 
 /** gen_linalg_qr_blocked.py's integer generator (MINSTD): entries (x % 2001 - 1000) / 64, exact in float32. */
 function generated(shape: number[], seed: number): number[] {
@@ -113,7 +119,18 @@ test('the fixtures take the blocked path on the CPU (panels of 8 from 16; the de
   } finally {
     process.env['JAXON_CPU_BLOCKED_QR'] = saved;
   }
-  if (onCuda) return;
+  if (onCuda) {
+    // the stages' sequence: per panel geqr2 + larft and the trailing update while columns are left, then R and Q
+    t.is(process.env['JAXON_CUDA_BLOCKED_LINALG'], CUDA_TEST_BLOCKING);
+    const stages = (m: number, n: number, batch: number[] = []) => lowerPrimitive('qr', [{ shape: [...batch, m, n], dtype: 'float32', weakType: false }], [], { fullMatrices: true }, 'cuda')
+      .launches.map((l) => (l.kernel.kind === 'orthogonal' ? l.kernel.cudaStage?.stage ?? 'one block per matrix' : l.kernel.kind));
+    const repeat = (times: number, ...xs: string[]) => globalThis.Array.from({ length: times }, () => xs).flat();
+    t.deepEqual(stages(20, 29), ['elementwise', 'elementwise', ...repeat(3, 'panel', 'project_r', 'apply_r'), 'init', ...repeat(3, 'project_q', 'apply_q')], 'wide: every panel updates');
+    t.deepEqual(stages(29, 20), ['elementwise', 'elementwise', ...repeat(2, 'panel', 'project_r', 'apply_r'), 'panel', 'init', ...repeat(3, 'project_q', 'apply_q')], 'tall: the last panel has no columns right of it');
+    t.deepEqual(stages(15, 40), ['one block per matrix']);
+    t.deepEqual(stages(20, 20, [65]), ['one block per matrix'], 'a batch of 65: a block per matrix');
+    return;
+  }
   // the kernel's C carries the blocked path only when lowered for large matrices
   const source = (n: number) => jax.jit((a: Array) => lax.linalg.qr(a)).lower(jnp.zeros([n, n])).compile().kernels().find((k) => k.name.startsWith('linalg_qr'))!;
   t.true(source(16).source.includes('_blocked(b, buffers, params'), 'n = 16: blocked');
@@ -145,20 +162,19 @@ for (const dtype of ['float32', 'float64'] as const) {
   });
 }
 
-test.serial('the blocked QR against the unblocked loop on the same matrices', (t) => {
-  if (onCuda) return t.pass();
-  const saved = process.env['JAXON_CPU_BLOCKED_QR'];
+test.serial('the blocked QR against the unblocked kernel on the same matrices', (t) => {
+  const saved = process.env[blockingVariable];
   const run = (blocking: string, cases: Case[], dtype: DType) => {
-    process.env['JAXON_CPU_BLOCKED_QR'] = blocking;
+    process.env[blockingVariable] = blocking;
     try {
       return inX64(dtype, () => qrs(cases, dtype).outputs);
     } finally {
-      process.env['JAXON_CPU_BLOCKED_QR'] = saved;
+      process.env[blockingVariable] = saved;
     }
   };
   // float32 (the packed GEMM's path; float64's loops are checked against NumPy above), complete: every Q column updated
   const cases = fixture.cases.filter((c) => c.dtype === 'float32' && c.shape.length === 2 && c.mode === 'complete');
-  const blocked = run(CPU_TEST_BLOCKING, cases, 'float32');
+  const blocked = run(onCuda ? CUDA_TEST_BLOCKING : CPU_TEST_BLOCKING, cases, 'float32');
   const unblocked = run('100000', cases, 'float32');
   cases.forEach((c, i) => {
     const scale = Math.max(...unblocked[i]![1]!.map(Math.abs));
