@@ -19,8 +19,8 @@
 // unblocked loop. JAXON_CPU_BLOCKED_QR=MIN[:NB] moves the threshold (tests).
 import type { OrthogonalKernel } from '../kernel-ir.js';
 
-/** Columns per panel (the GEMMs' depth). */
-export const QR_NB = 32;
+/** Columns per panel (the GEMMs' depth): 16 measured faster than 32 and 64 at 256-1024 on one thread (bench/RESULTS.md). */
+export const QR_NB = 16;
 /** The smallest min(m, n) on the blocked path (measured: bench/RESULTS.md, "Blocked QR on the CPU"). */
 export const QR_BLOCKED_MIN = 64;
 
@@ -45,6 +45,13 @@ export function cpuQrBlocked(dtype: string, m: number, n: number): { min: number
 }
 
 /**
+ * The multiply-adds an update needs before it is split over the threads (about 0.2 ms on one): a region ends in a
+ * barrier, and on a loaded machine a barrier waits for a descheduled thread a whole time slice (24-72 ms measured
+ * at 64 x 64 with 64 x the element threshold of plain loops); a few big regions per panel keep that rare.
+ */
+const PARALLEL_WORK = '(64 * JX_PARALLEL_THRESHOLD)';
+
+/**
  * The GEMM helpers of one dtype: NAME_vtc (Y = Vᵀ C, Y w x cols), NAME_sub (C -= V Y), NAME_trmm (Y = Tᵀ Y or T Y, in
  * place); V rows x w row-major, C's rows `ldc` apart, Y's `cols`. `par`: the matrix may use every thread.
  */
@@ -60,7 +67,7 @@ function gemms(name: string, double: boolean, nb: number): string {
     ];
     // an `if` clause rather than two copies of the loop: these calls are 0.1 ms and up (a matrix of 64 or more), so
     // libgomp's cost for a false clause (about a µs) is noise, and one copy compiles in half the time
-    return [`#pragma omp parallel for schedule(static) if (par && (${work}) > JX_PARALLEL_THRESHOLD)`, ...loop].map((l) => `  ${l}`).join('\n');
+    return [`#pragma omp parallel for schedule(static) if (par && (${work}) > ${PARALLEL_WORK})`, ...loop].map((l) => `  ${l}`).join('\n');
   };
   const trmm = `/* Y = T^T Y (transpose) or T Y, T upper triangular w x w (rows ${nb} apart), in place */
 static void ${name}_trmm(jx_index w, jx_index cols, const ${t} *restrict T, ${t} *restrict Y, int transpose, int par) {
@@ -94,7 +101,7 @@ ${chunked('w * w * cols / 2', [
     // the packed kernel over OpenMP items of C's rows and columns (render/linalg-blocked.ts's gemmSub)
     const packed = (fnName: string, args: string, M: string, N: string, K: string, call: (lo: string) => string) => `static void ${name}_${fnName}(${args}) {
   if (${M} <= 0 || ${N} <= 0 || ${K} <= 0) return;
-  if (par && ${M} * ${N} * ${K} > JX_PARALLEL_THRESHOLD) {
+  if (par && ${M} * ${N} * ${K} > ${PARALLEL_WORK}) {
     #pragma omp parallel
     {
       jx_sgemm_buffers b;
