@@ -11,9 +11,9 @@
 // reduced and complete Q cost a GEMM each per panel. The GEMMs are
 // jaxon_gemm.h's packed kernel for float32 (Y = Vᵀ A2 by its plain product,
 // the subtraction by its negated update) and column-chunked loops for float64
-// (a row of A2 streams once per panel while Y's chunk stays in cache), split
-// over the OpenMP threads when there is one matrix; a batch runs a matrix per
-// thread. Sizes: lower-qr.ts gives a kernel this path (OrthogonalKernel
+// (a row of A2 streams once per panel while Y's chunk stays in cache); with one
+// matrix each thread takes a range of the updated columns through all three
+// steps (one OpenMP region per block update); a batch runs a matrix per thread. Sizes: lower-qr.ts gives a kernel this path (OrthogonalKernel
 // cpuBlocked) when min(m, n) reaches QR_BLOCKED_MIN; the choice is made again
 // per call from the params, so a kernel reused for small matrices keeps the
 // unblocked loop. JAXON_CPU_BLOCKED_QR=MIN[:NB] moves the threshold (tests).
@@ -45,119 +45,97 @@ export function cpuQrBlocked(dtype: string, m: number, n: number): { min: number
 }
 
 /**
- * The multiply-adds an update needs before it is split over the threads (about 0.2 ms on one): a region ends in a
- * barrier, and on a loaded machine a barrier waits for a descheduled thread a whole time slice (24-72 ms measured
- * at 64 x 64 with 64 x the element threshold of plain loops); a few big regions per panel keep that rare.
+ * The multiply-adds a block update needs before it is split over the threads (about 0.2 ms on one): a region ends in
+ * a barrier, and on a loaded machine a barrier waits for a descheduled thread a whole time slice (24-72 ms measured
+ * at 64 x 64 with 64 x the element threshold of plain loops).
  */
 const PARALLEL_WORK = '(64 * JX_PARALLEL_THRESHOLD)';
 
 /**
- * The GEMM helpers of one dtype: NAME_vtc (Y = Vᵀ C, Y w x cols), NAME_sub (C -= V Y), NAME_trmm (Y = Tᵀ Y or T Y, in
- * place); V rows x w row-major, C's rows `ldc` apart, Y's `cols`. `par`: the matrix may use every thread.
+ * NAME_larfb: C (rows x cols, rows `ldc` apart) = (I - V op(T) V^T) C, op(T) = T^T for geqrf's update and T for
+ * orgqr's, as Y = V^T C, Y = op(T) Y, C -= V Y (V rows x w row-major, Y w x cols). The columns of C are independent,
+ * so with `par` each thread takes a range of them through all three steps: one parallel region (one barrier) per
+ * block update.
  */
 function gemms(name: string, double: boolean, nb: number): string {
   const t = double ? 'double' : 'float';
-  // every helper splits C's (Y's) columns into chunks of 256: a chunk of Y stays in cache while rows of C stream by
-  const chunked = (work: string, body: string[]) => {
-    const loop = [
-      'for (jx_index c0 = 0; c0 < cols; c0 += 256) {',
-      '  const jx_index c1 = cols - c0 < 256 ? cols : c0 + 256;',
-      ...body.map((l) => `  ${l}`),
-      '}',
-    ];
-    // an `if` clause rather than two copies of the loop: these calls are 0.1 ms and up (a matrix of 64 or more), so
-    // libgomp's cost for a false clause (about a µs) is noise, and one copy compiles in half the time
-    return [`#pragma omp parallel for schedule(static) if (par && (${work}) > ${PARALLEL_WORK})`, ...loop].map((l) => `  ${l}`).join('\n');
-  };
-  const trmm = `/* Y = T^T Y (transpose) or T Y, T upper triangular w x w (rows ${nb} apart), in place */
-static void ${name}_trmm(jx_index w, jx_index cols, const ${t} *restrict T, ${t} *restrict Y, int transpose, int par) {
-${chunked('w * w * cols / 2', [
-  'if (transpose) {',
-  '  for (jx_index i = w - 1; i >= 0; i--) {',
-  `    ${t} *restrict yi = Y + i * cols;`,
-  `    const ${t} tii = T[i * ${nb} + i];`,
-  '    for (jx_index c = c0; c < c1; c++) yi[c] *= tii;',
-  '    for (jx_index s = 0; s < i; s++) {',
-  `      const ${t} tsi = T[s * ${nb} + i];`,
-  `      const ${t} *restrict ys = Y + s * cols;`,
-  '      for (jx_index c = c0; c < c1; c++) yi[c] += tsi * ys[c];',
-  '    }',
-  '  }',
-  '} else {',
-  '  for (jx_index i = 0; i < w; i++) {',
-  `    ${t} *restrict yi = Y + i * cols;`,
-  `    const ${t} tii = T[i * ${nb} + i];`,
-  '    for (jx_index c = c0; c < c1; c++) yi[c] *= tii;',
-  '    for (jx_index s = i + 1; s < w; s++) {',
-  `      const ${t} tis = T[i * ${nb} + s];`,
-  `      const ${t} *restrict ys = Y + s * cols;`,
-  '      for (jx_index c = c0; c < c1; c++) yi[c] += tis * ys[c];',
-  '    }',
-  '  }',
-  '}',
-])}
-}`;
-  if (!double) {
-    // the packed kernel over OpenMP items of C's rows and columns (render/linalg-blocked.ts's gemmSub)
-    const packed = (fnName: string, args: string, M: string, N: string, K: string, call: (lo: string) => string) => `static void ${name}_${fnName}(${args}) {
-  if (${M} <= 0 || ${N} <= 0 || ${K} <= 0) return;
-  if (par && ${M} * ${N} * ${K} > ${PARALLEL_WORK}) {
-    #pragma omp parallel
-    {
-      jx_sgemm_buffers b;
-      jx_sgemm_buffers_alloc(&b, ${M}, ${N}, ${K});
-      const jx_sgemm_split s = jx_sgemm_plan(1, ${M}, ${N}, omp_get_num_threads());
-      #pragma omp for schedule(static)
-      for (int64_t it = 0; it < s.items; it++) {
-        int64_t ib, m_lo, m_hi, n_lo, n_hi;
-        jx_sgemm_item(s, it, ${M}, ${N}, &ib, &m_lo, &m_hi, &n_lo, &n_hi);
-        ${call('m_lo, m_hi, n_lo, n_hi')}
+  // one thread's columns [lo, hi) of C and Y (Y's rows `ldy` apart)
+  const products = double
+    ? `static void ${name}_vtc(jx_index rows, jx_index w, jx_index cols, const double *restrict V, const double *restrict C, jx_index ldc, double *restrict Y, jx_index ldy) {
+  /* chunks of 256 columns: a chunk of Y stays in cache while the rows of C stream by once */
+  for (jx_index c0 = 0; c0 < cols; c0 += 256) {
+    const jx_index c1 = cols - c0 < 256 ? cols : c0 + 256;
+    for (jx_index q = 0; q < w; q++) for (jx_index c = c0; c < c1; c++) Y[q * ldy + c] = 0;
+    for (jx_index l = 0; l < rows; l++) {
+      const double *restrict cl = C + l * ldc;
+      for (jx_index q = 0; q < w; q++) {
+        const double v = V[l * w + q];
+        double *restrict yq = Y + q * ldy;
+        for (jx_index c = c0; c < c1; c++) yq[c] += v * cl[c];
       }
-      jx_sgemm_buffers_free(&b);
     }
-  } else {
-    jx_sgemm_buffers b;
-    jx_sgemm_buffers_alloc(&b, ${M}, ${N}, ${K});
-    ${call(`0, ${M}, 0, ${N}`)}
-    jx_sgemm_buffers_free(&b);
+  }
+}
+
+static void ${name}_sub(jx_index rows, jx_index w, jx_index cols, const double *restrict V, const double *restrict Y, jx_index ldy, double *restrict C, jx_index ldc) {
+  for (jx_index c0 = 0; c0 < cols; c0 += 256) {
+    const jx_index c1 = cols - c0 < 256 ? cols : c0 + 256;
+    for (jx_index l = 0; l < rows; l++) {
+      double *restrict cl = C + l * ldc;
+      for (jx_index q = 0; q < w; q++) {
+        const double v = V[l * w + q];
+        const double *restrict yq = Y + q * ldy;
+        for (jx_index c = c0; c < c1; c++) cl[c] -= v * yq[c];
+      }
+    }
+  }
+}`
+    : `/* jaxon_gemm.h's packed kernel: Y = V^T C by its plain product, C -= V Y by its negated update */
+static void ${name}_vtc(jx_index rows, jx_index w, jx_index cols, const float *V, const float *C, jx_index ldc, float *Y, jx_index ldy) {
+  jx_sgemm_buffers b;
+  jx_sgemm_buffers_alloc(&b, w, cols, rows);
+  jx_sgemm_range_f32(rows, V, 1, w, C, ldc, 1, Y, ldy, 0, w, 0, cols, &b);
+  jx_sgemm_buffers_free(&b);
+}
+
+static void ${name}_sub(jx_index rows, jx_index w, jx_index cols, const float *V, const float *Y, jx_index ldy, float *C, jx_index ldc) {
+  jx_sgemm_buffers b;
+  jx_sgemm_buffers_alloc(&b, rows, cols, w);
+  jx_sgemm_sub_f32(w, V, w, 1, Y, ldy, 1, C, ldc, 0, rows, 0, cols, &b);
+  jx_sgemm_buffers_free(&b);
+}`;
+  return `${products}
+
+/* Y = T^T Y (transpose) or T Y in place, T upper triangular w x w (rows ${nb} apart) */
+static void ${name}_trmm(jx_index w, jx_index cols, const ${t} *restrict T, ${t} *restrict Y, jx_index ldy, int transpose) {
+  for (jx_index k = 0; k < w; k++) {
+    /* T^T: rows from the last (row i reads rows s < i); T: from the first (row i reads rows s > i) */
+    const jx_index i = transpose ? w - 1 - k : k;
+    ${t} *restrict yi = Y + i * ldy;
+    const ${t} tii = T[i * ${nb} + i];
+    for (jx_index c = 0; c < cols; c++) yi[c] *= tii;
+    for (jx_index s = transpose ? 0 : i + 1; s < (transpose ? i : w); s++) {
+      const ${t} ts = transpose ? T[s * ${nb} + i] : T[i * ${nb} + s];
+      const ${t} *restrict ys = Y + s * ldy;
+      for (jx_index c = 0; c < cols; c++) yi[c] += ts * ys[c];
+    }
+  }
+}
+
+static void ${name}_larfb(jx_index rows, jx_index w, jx_index cols, const ${t} *V, const ${t} *T, ${t} *C, jx_index ldc, ${t} *Y, int transpose, int par) {
+  if (cols <= 0) return;
+  #pragma omp parallel if (par && rows * w * cols > ${PARALLEL_WORK})
+  {
+    /* a thread's columns, in whole 16-column strips (the packed kernel's vectors) */
+    const jx_index threads = omp_get_num_threads(), id = omp_get_thread_num(), strips = (cols + 15) / 16;
+    const jx_index lo = strips * id / threads * 16, hi = strips * (id + 1) / threads * 16 < cols ? strips * (id + 1) / threads * 16 : cols;
+    if (hi > lo) {
+      ${name}_vtc(rows, w, hi - lo, V, C + lo, ldc, Y + lo, cols);
+      ${name}_trmm(w, hi - lo, T, Y + lo, cols, transpose);
+      ${name}_sub(rows, w, hi - lo, V, Y + lo, cols, C + lo, ldc);
+    }
   }
 }`;
-    return `${packed('vtc', 'jx_index rows, jx_index w, jx_index cols, const float *V, const float *C, jx_index ldc, float *Y, int par', 'w', 'cols', 'rows',
-      (r) => `jx_sgemm_range_f32(rows, V, 1, w, C, ldc, 1, Y, cols, ${r}, &b);`)}
-
-${packed('sub', 'jx_index rows, jx_index w, jx_index cols, const float *V, const float *Y, float *C, jx_index ldc, int par', 'rows', 'cols', 'w',
-      (r) => `jx_sgemm_sub_f32(w, V, w, 1, Y, cols, 1, C, ldc, ${r}, &b);`)}
-
-${trmm}`;
-  }
-  return `static void ${name}_vtc(jx_index rows, jx_index w, jx_index cols, const double *restrict V, const double *restrict C, jx_index ldc, double *restrict Y, int par) {
-${chunked('rows * w * cols', [
-  'for (jx_index q = 0; q < w; q++) for (jx_index c = c0; c < c1; c++) Y[q * cols + c] = 0;',
-  'for (jx_index l = 0; l < rows; l++) {',
-  '  const double *restrict cl = C + l * ldc;',
-  '  for (jx_index q = 0; q < w; q++) {',
-  '    const double v = V[l * w + q];',
-  '    double *restrict yq = Y + q * cols;',
-  '    for (jx_index c = c0; c < c1; c++) yq[c] += v * cl[c];',
-  '  }',
-  '}',
-])}
-}
-
-static void ${name}_sub(jx_index rows, jx_index w, jx_index cols, const double *restrict V, const double *restrict Y, double *restrict C, jx_index ldc, int par) {
-${chunked('rows * w * cols', [
-  'for (jx_index l = 0; l < rows; l++) {',
-  '  double *restrict cl = C + l * ldc;',
-  '  for (jx_index q = 0; q < w; q++) {',
-  '    const double v = V[l * w + q];',
-  '    const double *restrict yq = Y + q * cols;',
-  '    for (jx_index c = c0; c < c1; c++) cl[c] -= v * yq[c];',
-  '  }',
-  '}',
-])}
-}
-
-${trmm}`;
 }
 
 /**
@@ -251,10 +229,7 @@ static void ${name}_blocked(jx_index b, void **buffers, const int64_t *params, i
     /* larfb: A2 = (I - V T^T V^T) A2 on the columns right of the panel */
     ${name}_larft(rows, w, P, TAU + j0, T);
     ${name}_v(rows, w, P, V);
-    ${t} *A2 = W + j0 * n + j1;
-    ${name}_vtc(rows, w, n - j1, V, A2, n, Y, par);
-    ${name}_trmm(w, n - j1, T, Y, 1, par);
-    ${name}_sub(rows, w, n - j1, V, Y, A2, n, par);
+    ${name}_larfb(rows, w, n - j1, V, T, W + j0 * n + j1, n, Y, 1, par);
   }
   for (jx_index a = 0; a < qc; a++) for (jx_index c = 0; c < n; c++) R[a * n + c] = a <= c ? W[a * n + c] : 0;
   for (jx_index a = 0; a < m; a++) for (jx_index c = 0; c < qc; c++) Q[a * qc + c] = a == c ? 1 : 0;
@@ -265,10 +240,7 @@ static void ${name}_blocked(jx_index b, void **buffers, const int64_t *params, i
     for (jx_index l = 0; l < rows; l++) for (jx_index c = 0; c < w; c++) P[c * rows + l] = W[(j0 + l) * n + j0 + c];
     ${name}_larft(rows, w, P, TAU + j0, T);
     ${name}_v(rows, w, P, V);
-    ${t} *Q2 = Q + j0 * qc + j0;
-    ${name}_vtc(rows, w, qc - j0, V, Q2, qc, Y, par);
-    ${name}_trmm(w, qc - j0, T, Y, 0, par);
-    ${name}_sub(rows, w, qc - j0, V, Y, Q2, qc, par);
+    ${name}_larfb(rows, w, qc - j0, V, T, Q + j0 * qc + j0, qc, Y, 0, par);
   }
   free(P);
   free(V);
