@@ -184,4 +184,10 @@ test.serial('the blocked QR against the unblocked kernel on the same matrices', 
       t.true(d > 0, `${c.shape} ${what}: the blocked path ran (its GEMMs' sums round differently)`);
     }
   });
+  if (onCuda) return;
+  // one matrix large enough that its block updates split their columns over the OpenMP threads (more than 64 x
+  // JX_PARALLEL_THRESHOLD multiply-adds: 1000 x 8 x 292 at the first panel); the reduced kernel the fixtures compiled
+  const big: Case = { dtype: 'float32', shape: [1000, 300], seed: 17, mode: 'reduced', diagonal: [], lastRow: [], firstColumn: [], lastColumn: [] };
+  const [split] = run(CPU_TEST_BLOCKING, [big], 'float32');
+  assertFactors(t, split![0]!, split![1]!, generated(big.shape, big.seed), 1, 1000, 300, 300, 'float32', 'qr float32 [1000, 300], columns split over the threads');
 });
