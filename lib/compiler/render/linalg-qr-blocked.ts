@@ -13,7 +13,8 @@
 // the subtraction by its negated update) and column-chunked loops for float64
 // (a row of A2 streams once per panel while Y's chunk stays in cache); with one
 // matrix each thread takes a range of the updated columns through all three
-// steps (one OpenMP region per block update); a batch runs a matrix per thread. Sizes: lower-qr.ts gives a kernel this path (OrthogonalKernel
+// steps (one OpenMP region per block update); a batch runs a matrix per
+// thread. Sizes: lower-qr.ts gives a kernel this path (OrthogonalKernel
 // cpuBlocked) when min(m, n) reaches QR_BLOCKED_MIN; the choice is made again
 // per call from the params, so a kernel reused for small matrices keeps the
 // unblocked loop. JAXON_CPU_BLOCKED_QR=MIN[:NB] moves the threshold (tests).
@@ -21,7 +22,7 @@ import type { OrthogonalKernel } from '../kernel-ir.js';
 
 /** Columns per panel (the GEMMs' depth): 16 measured faster than 32 and 64 at 256-1024 on one thread (bench/RESULTS.md). */
 export const QR_NB = 16;
-/** The smallest min(m, n) on the blocked path (measured: bench/RESULTS.md, "Blocked QR on the CPU"). */
+/** The smallest min(m, n) on the blocked path (2x the loop there; bench/RESULTS.md, "blocked QR on the CPU"). */
 export const QR_BLOCKED_MIN = 64;
 
 /** The blocked QR's threshold and panel width: QR_BLOCKED_MIN and QR_NB, or JAXON_CPU_BLOCKED_QR=MIN or MIN:NB. */
@@ -46,8 +47,8 @@ export function cpuQrBlocked(dtype: string, m: number, n: number): { min: number
 
 /**
  * The multiply-adds a block update needs before it is split over the threads (about 0.2 ms on one): a region ends in
- * a barrier, and on a loaded machine a barrier waits for a descheduled thread a whole time slice (24-72 ms measured
- * at 64 x 64 with 64 x the element threshold of plain loops).
+ * a barrier, and on a loaded machine a barrier waits for a descheduled thread a whole time slice (24-72 ms a call
+ * measured at 64 x 64 with the plain loops' element threshold).
  */
 const PARALLEL_WORK = '(64 * JX_PARALLEL_THRESHOLD)';
 
