@@ -184,6 +184,9 @@ test.serial('the blocked QR against the unblocked kernel on the same matrices', 
       t.true(d > 0, `${c.shape} ${what}: the blocked path ran (its GEMMs' sums round differently)`);
     }
   });
+  // a zero matrix (every tau 0, H = I, T = 0: the updates change nothing): R = 0 and Q = I exactly, on the kernels above
+  const [zq, zr] = inX64('float32', () => jax.jit((a: Array) => jnp.linalg.qr(a, { mode: 'complete' }))(jnp.zeros([37, 29])).map(values));
+  t.true(zr!.every((v) => v === 0) && zq!.every((v, e) => v === (e % 37 === Math.floor(e / 37) ? 1 : 0)), 'a zero matrix: R = 0, Q = I');
   if (onCuda) return;
   // one matrix large enough that its block updates split their columns over the OpenMP threads (more than 64 x
   // JX_PARALLEL_THRESHOLD multiply-adds: 1000 x 8 x 292 at the first panel); the reduced kernel the fixtures compiled
