@@ -62,12 +62,22 @@ function gemms(name: string, double: boolean, nb: number): string {
   const t = double ? 'double' : 'float';
   // one thread's columns [lo, hi) of C and Y (Y's rows `ldy` apart)
   const products = double
-    ? `static void ${name}_vtc(jx_index rows, jx_index w, jx_index cols, const double *restrict V, const double *restrict C, jx_index ldc, double *restrict Y, jx_index ldy) {
+    ? `/* four rows of C (of Y) per pass over a chunk of Y (of C): four multiply-adds per load and store of the chunk */
+static void ${name}_vtc(jx_index rows, jx_index w, jx_index cols, const double *restrict V, const double *restrict C, jx_index ldc, double *restrict Y, jx_index ldy) {
   /* chunks of 256 columns: a chunk of Y stays in cache while the rows of C stream by once */
   for (jx_index c0 = 0; c0 < cols; c0 += 256) {
     const jx_index c1 = cols - c0 < 256 ? cols : c0 + 256;
     for (jx_index q = 0; q < w; q++) for (jx_index c = c0; c < c1; c++) Y[q * ldy + c] = 0;
-    for (jx_index l = 0; l < rows; l++) {
+    jx_index l = 0;
+    for (; l + 4 <= rows; l += 4) {
+      const double *restrict a0 = C + l * ldc, *restrict a1 = a0 + ldc, *restrict a2 = a1 + ldc, *restrict a3 = a2 + ldc;
+      for (jx_index q = 0; q < w; q++) {
+        const double v0 = V[l * w + q], v1 = V[(l + 1) * w + q], v2 = V[(l + 2) * w + q], v3 = V[(l + 3) * w + q];
+        double *restrict yq = Y + q * ldy;
+        for (jx_index c = c0; c < c1; c++) yq[c] += v0 * a0[c] + v1 * a1[c] + v2 * a2[c] + v3 * a3[c];
+      }
+    }
+    for (; l < rows; l++) {
       const double *restrict cl = C + l * ldc;
       for (jx_index q = 0; q < w; q++) {
         const double v = V[l * w + q];
@@ -83,8 +93,15 @@ static void ${name}_sub(jx_index rows, jx_index w, jx_index cols, const double *
     const jx_index c1 = cols - c0 < 256 ? cols : c0 + 256;
     for (jx_index l = 0; l < rows; l++) {
       double *restrict cl = C + l * ldc;
-      for (jx_index q = 0; q < w; q++) {
-        const double v = V[l * w + q];
+      const double *restrict vl = V + l * w;
+      jx_index q = 0;
+      for (; q + 4 <= w; q += 4) {
+        const double *restrict y0 = Y + q * ldy, *restrict y1 = y0 + ldy, *restrict y2 = y1 + ldy, *restrict y3 = y2 + ldy;
+        const double v0 = vl[q], v1 = vl[q + 1], v2 = vl[q + 2], v3 = vl[q + 3];
+        for (jx_index c = c0; c < c1; c++) cl[c] -= v0 * y0[c] + v1 * y1[c] + v2 * y2[c] + v3 * y3[c];
+      }
+      for (; q < w; q++) {
+        const double v = vl[q];
         const double *restrict yq = Y + q * ldy;
         for (jx_index c = c0; c < c1; c++) cl[c] -= v * yq[c];
       }
