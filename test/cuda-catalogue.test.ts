@@ -112,7 +112,7 @@ if (onCuda) {
     // (positions out of range), and the rank stage's order differs by design (the CPU sorts each whole line, the GPU
     // runs of the width; render/sort.ts); sort.test.ts runs whole sorts on the device against NumPy instead
     // so do the blocked linalg stages (each works on what the stages before it left; linalg-blocked.test.ts runs them whole)
-    const readsOrder = (k: Kernel) => (k.kind === 'sort' && k.stage !== 'sort_rows') || (k.kind === 'linalg' && k.blocked !== undefined);
+    const readsOrder = (k: Kernel) => (k.kind === 'sort' && k.stage !== 'sort_rows') || (k.kind === 'linalg' && k.blocked !== undefined) || (k.kind === 'orthogonal' && k.cudaStage !== undefined);
     const all = kernelCatalogue().filter((e): e is CatalogueEntry & { bufferBytes: number[] } => e.bufferBytes !== undefined && !readsOrder(e.kernel));
     const entries = onEmulator(all);
     const sources = entries.map((e) => renderCuda(e.kernel, e.params));

@@ -299,6 +299,17 @@ export interface OrthogonalKernel {
    * svdLargeRot there, and its basis max·min without fullMatrices).
    */
   large?: boolean;
+  /**
+   * qr on the C target: some matrix reaches the blocked sizes, so the kernel carries render/linalg-qr-blocked.ts's
+   * blocked geqrf/orgqr (panels of `nb`) for matrices with min(m, n) >= `min`, beside the one-thread loop.
+   */
+  cpuBlocked?: { min: number; nb: number };
+  /**
+   * qr on CUDA: one stage of render/linalg-qr-cuda-blocked.ts's blocked QR for large matrices (lower-qr.ts lowers the
+   * sequence after a copy of the operand into work), panels of `nb`; buffers q, r, work, tau, the ticket counters
+   * (int32), T [panels·nb²], Y [nb·max(n, q's columns)], x.
+   */
+  cudaStage?: { stage: 'panel' | 'project_r' | 'apply_r' | 'init' | 'project_q' | 'apply_q'; nb: number };
 }
 
 export type JacobiStage = 'init' | 'norms' | 'test' | 'round' | 'sort' | 'permute' | 'svd_init' | 'svd_round' | 'svd_test' | 'svd_finish';
@@ -427,7 +438,7 @@ export function kernelName(k: Kernel): string {
     case 'dynamic_update_slice': return `dynamic_update_slice_${dtypeCode(k.dtype)}`;
     case 'gather': return `gather_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
     case 'scatter': return `scatter_${k.combine}_${k.mode}_${dtypeCode(k.dtype)}_${dtypeCode(k.indexDtype)}`;
-    case 'orthogonal': return `linalg_${k.op}${k.large ? '_large' : ''}${k.fullMatrices ? '_full' : ''}${k.computeUv ? '' : '_nouv'}${k.lower ? '' : '_upper'}${k.sort ? '' : '_unsorted'}${k.jacobi ? `_multiblock_${k.jacobi.stage}` : ''}_${dtypeCode(k.dtype)}`;
+    case 'orthogonal': return `linalg_${k.op}${k.large ? '_large' : ''}${k.fullMatrices ? '_full' : ''}${k.computeUv ? '' : '_nouv'}${k.lower ? '' : '_upper'}${k.sort ? '' : '_unsorted'}${k.jacobi ? `_multiblock_${k.jacobi.stage}` : ''}${k.cpuBlocked ? `_blocked${k.cpuBlocked.nb}_from${k.cpuBlocked.min}` : ''}${k.cudaStage ? `_blocked${k.cudaStage.nb}_${k.cudaStage.stage}` : ''}_${dtypeCode(k.dtype)}`;
     case 'linalg': return `linalg_${k.op}${k.op === 'triangular_solve' ? `_${k.leftSide ? 'l' : 'r'}${k.lower ? 'lo' : 'up'}${k.transposeA ? 't' : 'n'}${k.unitDiagonal ? 'u' : ''}` : ''}${k.large ? '_large' : ''}${k.blocked ? `_blocked${k.blocked.nb}_${k.blocked.stage}` : ''}_${dtypeCode(k.dtype)}`;
     case 'conv': return `conv${k.spatialRank}d_${dtypeCode(k.inputDtype)}_${dtypeCode(k.outputDtype)}${k.precision === 'highest' ? '_highest' : ''}`;
     case 'sort': return `sort_${k.stage}${k.order ? `_${k.order}` : ''}_${k.numKeys}_${k.dtypes.map(dtypeCode).join('_')}`;

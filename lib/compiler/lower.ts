@@ -12,6 +12,7 @@ import type { Access, Expr, Kernel, OrthogonalKernel, ReduceOp, ScatterKernel } 
 import { cumulativePartialDtype } from './kernel-ir.js';
 import { lowerCholesky, lowerLu, lowerTriangularSolve } from './lower-linalg.js';
 import { lowerJacobiMultiblock } from './lower-jacobi.js';
+import { lowerQr } from './lower-qr.js';
 import { CONV_GEMM_MIN_TAPS } from './render/conv.js';
 import { cpuEigMinimum, svdLargeRot } from './render/linalg-tridiagonal.js';
 import { type ElementwisePrimitive, ELEMENTWISE_PRIMITIVES, isElementwisePrimitive, scalarExpr } from './scalar-expr.js';
@@ -358,7 +359,7 @@ export const lowerRules: { [P in Primitive]: LowerRule<PrimitiveParams[P]> } = {
   cumsum: cumulativeRule('sum'), cumprod: cumulativeRule('prod'), cummax: cumulativeRule('max'), cummin: cumulativeRule('min'),
   sort: (ins, _outs, { dimension, numKeys }, target) => lowerSort(ins, dimension, numKeys, target),
   top_k: (ins, _outs, { k }, target) => lowerTopK(ins[0]!, k, target),
-  qr: (ins, _outs, { fullMatrices }, target) => lowerLinalg('qr', ins[0]!, { fullMatrices }, target),
+  qr: (ins, _outs, { fullMatrices }, target) => lowerQr(ins[0]!, fullMatrices, target),
   eigh: (ins, _outs, { lower, sortEigenvalues }, target) => lowerLinalg('eigh', ins[0]!, { lower, sort: sortEigenvalues }, target),
   svd: (ins, _outs, { fullMatrices, computeUv }, target) => lowerLinalg('svd', ins[0]!, { fullMatrices, computeUv }, target),
   cholesky: (ins, _outs, _params, target) => lowerCholesky(ins[0]!, target),
@@ -461,10 +462,10 @@ function lowerTopK(x: ShapedArray, k: number, target: LowerTarget): Plan {
 }
 
 /**
- * lax.linalg.qr / eigh / svd: one launch of kernel-ir.ts's OrthogonalKernel over the batch, its working storage in temps
- * (one slice per matrix; render/linalg-eig.ts says what each holds).
+ * lax.linalg.eigh / svd: one launch of kernel-ir.ts's OrthogonalKernel over the batch, its working storage in temps
+ * (one slice per matrix; render/linalg-eig.ts says what each holds); qr: lower-qr.ts.
  */
-function lowerLinalg(op: 'qr' | 'eigh' | 'svd', x: ShapedArray, flags: { fullMatrices?: boolean; computeUv?: boolean; lower?: boolean; sort?: boolean }, target: LowerTarget): Plan {
+function lowerLinalg(op: 'eigh' | 'svd', x: ShapedArray, flags: { fullMatrices?: boolean; computeUv?: boolean; lower?: boolean; sort?: boolean }, target: LowerTarget): Plan {
   const r = x.shape.length;
   const m = x.shape[r - 2]!;
   const n = x.shape[r - 1]!;
@@ -473,7 +474,7 @@ function lowerLinalg(op: 'qr' | 'eigh' | 'svd', x: ShapedArray, flags: { fullMat
     kind: 'orthogonal', op, dtype: x.dtype, fullMatrices: flags.fullMatrices ?? false, computeUv: flags.computeUv ?? true,
     lower: flags.lower ?? true, sort: flags.sort ?? true,
     // the CPU's large eigh / svd: reductions and QL / QR iteration (render/linalg-tridiagonal.ts), not Jacobi
-    ...(op !== 'qr' && target === 'cpu' && Math.min(m, n) >= cpuEigMinimum() ? { large: true } : {}),
+    ...(target === 'cpu' && Math.min(m, n) >= cpuEigMinimum() ? { large: true } : {}),
   };
   const plan: Plan = { launches: [], temps: [], aliases: new Map() };
   if (batch === 0) return plan;
@@ -483,7 +484,7 @@ function lowerLinalg(op: 'qr' | 'eigh' | 'svd', x: ShapedArray, flags: { fullMat
   const pairs = (k: number) => Math.floor((k + 1) / 2);
   const eighWork = n * n + 6 * pairs(n) + n;
   const svdRot = kernel.large ? svdLargeRot(big, small) : small * small + 5 * pairs(small) + small;
-  const temps = op === 'qr' ? [m * n, small] : op === 'eigh' ? [eighWork] : kernel.computeUv ? [big * small, svdRot, big * (kernel.large && !kernel.fullMatrices ? small : big)] : [big * small, svdRot];
+  const temps = op === 'eigh' ? [eighWork] : kernel.computeUv ? [big * small, svdRot, big * (kernel.large && !kernel.fullMatrices ? small : big)] : [big * small, svdRot];
   // large matrices on CUDA: the same rounds over many blocks (render/linalg-jacobi-cuda.ts)
   const multiblock = target === 'cuda' ? lowerJacobiMultiblock(kernel as OrthogonalKernel, batch, m, n, temps) : null;
   if (multiblock) return multiblock;

@@ -233,6 +233,10 @@ function primitiveEntries(): CatalogueEntry[] {
     stagesOnce('cholesky', [a([CUDA_BLOCKED_MIN + 5, CUDA_BLOCKED_MIN + 5], d)], {});
     stagesOnce('lu', [a([CUDA_BLOCKED_MIN + 40, CUDA_BLOCKED_MIN + 7], d)], {});
     stagesOnce('triangular_solve', [a([CUDA_BLOCKED_MIN, CUDA_BLOCKED_MIN], d), a([20, CUDA_BLOCKED_MIN], d)], { leftSide: false, lower: false, transposeA: true, conjugateA: false, unitDiagonal: false });
+    // qr's stages (render/linalg-qr-cuda-blocked.ts), tall and reduced, the same way
+    const seen = new Set<string>();
+    out.push(...lowered('qr', [a([CUDA_BLOCKED_MIN + 40, CUDA_BLOCKED_MIN + 7], d)], { fullMatrices: false }, ' blocked')
+      .filter((e) => e.kernel.kind === 'orthogonal' && e.kernel.cudaStage && !seen.has(e.kernel.cudaStage.stage) && seen.add(e.kernel.cudaStage.stage)));
   }
   const matmul = { dimensionNumbers: [[[1], [0]], [[], []]], preferredElementType: null };
   for (const d of ['float32', 'float16', 'bfloat16', 'int32', 'bool'] as DType[]) add('dot_general', [a([4, 5], d), a([5, 6], d)], matmul);
@@ -474,6 +478,8 @@ export function bufferLayout(k: Kernel): { dtypes: DType[]; outputs: number } {
     case 'gather': return { dtypes: [k.dtype, k.dtype, k.indexDtype], outputs: 1 };
     case 'scatter': return { dtypes: [k.dtype, k.dtype, k.indexDtype, k.dtype], outputs: 1 };
     case 'orthogonal': {
+      // a blocked qr stage: q, r, work, tau, the ticket counters (int32), T, Y, x
+      if (k.cudaStage) return { dtypes: [k.dtype, k.dtype, k.dtype, k.dtype, 'int32', k.dtype, k.dtype, k.dtype], outputs: 7 };
       const count = k.op === 'qr' ? 5 : k.op === 'eigh' ? 4 : k.computeUv ? 7 : 4;
       const outputs = count - 1; // outputs and working storage, then the operand
       return { dtypes: globalThis.Array.from({ length: count }, () => k.dtype), outputs };

@@ -10,6 +10,7 @@ import { C_DIALECT, C_TYPES, ExprRenderer, exprsUseIota, someNode } from './expr
 import { type IndexedKernel, indexedSpec } from './indexed.js';
 import { convC } from './conv.js';
 import { jacobiC, linalgC } from './linalg-targets.js';
+import { qrBlockedC } from './linalg-qr-blocked.js';
 import { type ReductionState, reductionState } from './reduce-state.js';
 
 const { computeType, loadValue, storageType, storeValue } = C_TYPES;
@@ -32,7 +33,8 @@ function renderBody(k: Kernel, name: string): string {
     case 'gather': return indexed(k, name);
     case 'scatter': return indexed(k, name);
     case 'sort': return indexed(k, name);
-    case 'orthogonal': return k.op === 'qr' ? indexed(k, name) : jacobiC(k, name);
+    case 'orthogonal': if (k.cudaStage) throw new Error(`render/c: ${name} is a stage of the CUDA blocked qr (lower-qr.ts lowers it for 'cuda' only)`);
+      return k.op !== 'qr' ? jacobiC(k, name) : k.cpuBlocked ? qrBlockedC(k, name, indexed(k, `${name}_unblocked`)) : indexed(k, name);
     case 'linalg': return linalgC(k, name);
     case 'conv': return convC(k, name);
   }

@@ -63,6 +63,7 @@ import { convCuda } from './conv.js';
 import { jacobiCuda, linalgCuda, qrCuda } from './linalg-targets.js';
 import { linalgBlockedCuda } from './linalg-cuda-blocked.js';
 import { jacobiMultiblockBuffers, jacobiMultiblockCuda } from './linalg-jacobi-cuda.js';
+import { qrBlockedCuda } from './linalg-qr-cuda-blocked.js';
 import { decisionComment, elementwiseVectorWidth, forcedConvPath, gridStrideLaunch, tmaAllowed, transposeTiling } from './cuda-decisions.js';
 
 const { computeType, loadValue, storageType, storeValue } = CUDA_TYPES;
@@ -106,7 +107,7 @@ export function bufferCount(k: Kernel): number {
     case 'dynamic_update_slice': return 3 + k.indexDtypes.length;
     case 'gather': return 3;
     case 'scatter': return 4;
-    case 'orthogonal': return k.jacobi ? jacobiMultiblockBuffers(k).length : linalgBufferCount(k);
+    case 'orthogonal': return k.jacobi ? jacobiMultiblockBuffers(k).length : k.cudaStage ? 8 : linalgBufferCount(k);
     case 'linalg': return (k.op === 'lu' ? 4 : k.op === 'triangular_solve' ? 3 : 2) + (k.blocked ? 1 : 0);
     case 'conv': return 3;
     case 'sort': return k.stage === 'top_k' ? 4 : k.stage === 'sort_rows' ? 2 * k.dtypes.length : k.stage === 'rank' ? 1 + k.dtypes.length : k.stage === 'merge' || k.stage === 'order' ? 2 + k.dtypes.length : 2 * k.dtypes.length + 1;
@@ -165,7 +166,7 @@ function renderKernel(k: Kernel, params: readonly number[], alignments: number[]
     case 'gather': return indexed(k, params, name);
     case 'scatter': return indexed(k, params, name);
     case 'sort': return indexed(k, params, name);
-    case 'orthogonal': return k.jacobi ? jacobiMultiblockCuda(k, params) : k.op === 'qr' ? qrCuda(k, params) : jacobiCuda(k, params);
+    case 'orthogonal': return k.jacobi ? jacobiMultiblockCuda(k, params) : k.op !== 'qr' ? jacobiCuda(k, params) : k.cudaStage ? qrBlockedCuda(k, params) : qrCuda(k, params);
     case 'linalg': return k.blocked ? linalgBlockedCuda(k, params) : linalgCuda(k, params);
     case 'conv': return convCuda(k, params, name, alignments, { ...(gemm.sm !== undefined ? { sm: gemm.sm } : {}), ...(gemm.path === 'simt' || gemm.path === 'mma' ? { path: gemm.path } : {}) });
   }

@@ -7,10 +7,11 @@
 // Also here: the buffer lists of qr, eigh and svd (the kernels' ABI) and the
 // Jacobi rotation render/linalg-jacobi.ts's eigh and svd use.
 // Which path serves which sizes:
-// - qr: this file on the C target at every size, a matrix per thread, OpenMP
-//   over the batch; on CUDA render/linalg-qr.ts (a thread block per matrix at
-//   every size, its threads a column each of every reflector's application:
-//   the same arithmetic as here).
+// - qr: this file on the C target below render/linalg-qr-blocked.ts's blocked
+//   size (min(m, n) >= 64), a matrix per thread, OpenMP over the batch; on
+//   CUDA render/linalg-qr.ts (a thread block per matrix, its threads a column
+//   each of every reflector's application: the same arithmetic as here) below
+//   render/linalg-qr-cuda-blocked.ts's stages (lower-qr.ts chooses).
 // - eigh and svd: render/linalg-jacobi.ts's round-robin Jacobi: on CUDA at
 //   every size, a thread block per matrix (threads: ⌈min(m, n)/2⌉ rounded up
 //   to a warp, 32 to 256), or from min(m, n) = 512 in batches of at most 16

@@ -7,8 +7,9 @@
 // backwards as dorgqr), so both targets give the same results; each thread
 // computes the reflector's scalars itself from memory after a barrier. The C
 // target keeps linalg-eig.ts's one-thread-per-matrix loop (the CPU's batch loop
-// is the parallel one). Serves every size with one block per matrix (up to 256
-// threads; the columns beyond are strided over them).
+// is the parallel one). Serves the sizes below render/linalg-qr-cuda-blocked.ts's
+// stages (the CUDA blocked threshold; every size in batches over 64) with one
+// block per matrix (up to 256 threads; the columns beyond are strided over them).
 import type { OrthogonalKernel } from '../kernel-ir.js';
 import type { LinalgSpec } from './linalg.js';
 

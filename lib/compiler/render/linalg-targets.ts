@@ -27,7 +27,8 @@
 //   JAXON_CUDA_BLOCKED_LINALG=MIN[:NB] moves the threshold (tests). Neither
 //   threshold is measured on a GPU yet.
 // The orthogonal kernels (kernel-ir.ts OrthogonalKernel) come here too: qr on
-// CUDA (render/linalg-qr.ts; the C target keeps render/linalg-eig.ts's loop),
+// CUDA (render/linalg-qr.ts; the C target keeps render/linalg-eig.ts's loop;
+// large matrices take render/linalg-qr-blocked.ts / linalg-qr-cuda-blocked.ts),
 // eigh and svd on both targets (render/linalg-jacobi.ts: on CUDA a block per
 // matrix, ⌈min(m, n)/2⌉ threads rounded up to a warp, 32 to 256, below
 // CUDA_JACOBI_MIN = 512 (min(m, n)) or in batches over 16, else
