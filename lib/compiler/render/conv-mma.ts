@@ -21,7 +21,7 @@ import { itemsize } from '../../core/dtype.js';
 import type { ConvKernel } from '../kernel-ir.js';
 import { type RenderedKernel, indent, indexType, int, viewReach } from './cuda-common.js';
 import { type ConvPath, type Decision, type GemmTiling } from './cuda-decisions.js';
-import { mmaStep, tileSwizzle } from './cuda-gemm.js';
+import { mmaStep, pipeline, tileSwizzle } from './cuda-gemm.js';
 import { CUDA_TYPES } from './expr.js';
 
 /** What conv.ts hands over: the params by name, their lines, and the pieces of index arithmetic both kernels share. */
@@ -260,43 +260,7 @@ export function convMma(c: ConvMmaInput, path: Decision<ConvPath>, tiling: Decis
     '    for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;',
     ...step.decls,
     ...rowSetup,
-    // as the GEMM's pipeline: S - 1 stages in flight before the first compute, a commit group per stage (empty past
-    // the end), so wait<S - 2> means "the oldest stage has landed"
-    `for (int s = 0; s < ${S - 1}; ++s) {`,
-    '  if (kt0 + s < kt1) {',
-    '    const int stage = s;',
-    `    const jx_index k0 = (jx_index)(kt0 + s) * ${BK};`,
-    indent(loadStage(), 4),
-    '  }',
-    '  jx_cp_async_commit();',
-    '}',
-    'for (int kt = kt0; kt < kt1; ++kt) {',
-    indent([
-      `jx_cp_async_wait<${S - 2}>();`,
-      '__syncthreads(); // stage kt has landed for every thread, and every warp is done with stage kt - 1',
-      `if (kt + ${S - 1} < kt1) {`,
-      `  const int stage = (kt - kt0 + ${S - 1}) % ${S};`,
-      `  const jx_index k0 = (jx_index)(kt + ${S - 1}) * ${BK};`,
-      indent(loadStage(), 2),
-      '}',
-      'jx_cp_async_commit();',
-      `const unsigned char *sa = jx_smem + (kt - kt0) % ${S} * ${STAGE}, *sb = sa + ${A_BYTES};`,
-      '#pragma unroll',
-      `for (int ks = 0; ks < ${BK}; ks += ${f32 ? 8 : 16}) {`,
-      indent([
-        ...step.fragments,
-        '#pragma unroll',
-        `for (int mt = 0; mt < ${MT}; ++mt) {`,
-        '  #pragma unroll',
-        `  for (int nt = 0; nt < ${NT}; ++nt) {`,
-        ...step.products.map((l) => `    ${l}`),
-        '  }',
-        '}',
-      ], 2),
-      '}',
-    ], 2),
-    '}',
-    'jx_cp_async_wait<0>();',
+    ...pipeline({ S, BK, KSTEP: f32 ? 8 : 16, STAGE, A_BYTES, MT, NT, loadStage: loadStage(), fragments: step.fragments, products: step.products }),
     ...epilogue,
   ];
   const globals = [

@@ -120,6 +120,61 @@ export function mmaStep(l: MmaStepLayout): { decls: string[]; fragments: string[
   return { decls, fragments, products };
 }
 
+/** What pipeline() renders: the stage geometry, the lines that issue one stage's copies, and the k step's lines. */
+export interface PipelineParts {
+  S: number; BK: number; KSTEP: number; STAGE: number; A_BYTES: number; MT: number; NT: number;
+  /** lines that start copying k tile `k0` into stage `stage` (cp.async, a commit group per stage) */
+  loadStage: string[];
+  fragments: string[];
+  products: string[];
+}
+
+/**
+ * The multistage main loop of the mma kernels (this GEMM and render/conv-mma.ts's conv) over k tiles kt0 .. kt1 - 1,
+ * through the drain of the last copies: stages kt0 .. kt0 + S - 2 in flight before the first compute, a commit group
+ * per stage (empty past the end), so `wait<S - 2>` always means "the oldest stage has landed".
+ */
+export function pipeline(p: PipelineParts): string[] {
+  const { S, BK, KSTEP, STAGE, A_BYTES, MT, NT } = p;
+  return [
+    `for (int s = 0; s < ${S - 1}; ++s) {`,
+    `  if (kt0 + s < kt1) {`,
+    `    const int stage = s;`,
+    `    const jx_index k0 = (jx_index)(kt0 + s) * ${BK};`,
+    indent(p.loadStage, 4),
+    '  }',
+    '  jx_cp_async_commit();',
+    '}',
+    'for (int kt = kt0; kt < kt1; ++kt) {',
+    indent([
+      `jx_cp_async_wait<${S - 2}>();`,
+      '__syncthreads(); // stage kt has landed for every thread, and every warp is done with stage kt - 1',
+      `if (kt + ${S - 1} < kt1) {`,
+      `  const int stage = (kt - kt0 + ${S - 1}) % ${S};`,
+      `  const jx_index k0 = (jx_index)(kt + ${S - 1}) * ${BK};`,
+      indent(p.loadStage, 2),
+      '}',
+      'jx_cp_async_commit();',
+      `const unsigned char *sa = jx_smem + (kt - kt0) % ${S} * ${STAGE}, *sb = sa + ${A_BYTES};`,
+      '#pragma unroll',
+      `for (int ks = 0; ks < ${BK}; ks += ${KSTEP}) {`,
+      indent([
+        ...p.fragments,
+        '#pragma unroll',
+        `for (int mt = 0; mt < ${MT}; ++mt) {`,
+        '  #pragma unroll',
+        `  for (int nt = 0; nt < ${NT}; ++nt) {`,
+        ...p.products.map((l) => `    ${l}`),
+        '  }',
+        '}',
+      ], 2),
+      '}',
+    ], 2),
+    '}',
+    'jx_cp_async_wait<0>();',
+  ];
+}
+
 /** The tensor-core GEMM kernel; `name` prefixes its module-scope split-K workspace. */
 export function gemm(k: DotKernel, p: DotParams, alignments: readonly number[], path: Decision<GemmPath>, tiling: Decision<GemmTiling>, name: string): RenderedKernel {
   const { B, M, N, K, views } = p;
@@ -260,43 +315,7 @@ export function gemm(k: DotKernel, p: DotParams, alignments: readonly number[], 
       '    #pragma unroll',
       '    for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;',
       ...fragmentDecls,
-      // the pipeline: stages kt0 .. kt0 + S - 2 in flight before the first compute; a commit group per stage (empty
-      // past the end), so `wait<S - 2>` always means "the oldest stage has landed"
-      `for (int s = 0; s < ${S - 1}; ++s) {`,
-      `  if (kt0 + s < kt1) {`,
-      `    const int stage = s;`,
-      `    const jx_index k0 = (jx_index)(kt0 + s) * ${BK};`,
-      indent([...loadStage('lhs', lhs), ...loadStage('rhs', rhs)], 4),
-      '  }',
-      '  jx_cp_async_commit();',
-      '}',
-      'for (int kt = kt0; kt < kt1; ++kt) {',
-      indent([
-        `jx_cp_async_wait<${S - 2}>();`,
-        '__syncthreads(); // stage kt has landed for every thread, and every warp is done with stage kt - 1',
-        `if (kt + ${S - 1} < kt1) {`,
-        `  const int stage = (kt - kt0 + ${S - 1}) % ${S};`,
-        `  const jx_index k0 = (jx_index)(kt + ${S - 1}) * ${BK};`,
-        indent([...loadStage('lhs', lhs), ...loadStage('rhs', rhs)], 2),
-        '}',
-        'jx_cp_async_commit();',
-        `const unsigned char *sa = jx_smem + (kt - kt0) % ${S} * ${STAGE}, *sb = sa + ${A_BYTES};`,
-        '#pragma unroll',
-        `for (int ks = 0; ks < ${BK}; ks += ${KSTEP}) {`,
-        indent([
-          ...fragments,
-          '#pragma unroll',
-          `for (int mt = 0; mt < ${MT}; ++mt) {`,
-          '  #pragma unroll',
-          `  for (int nt = 0; nt < ${NT}; ++nt) {`,
-          ...products.map((l) => `    ${l}`),
-          '  }',
-          '}',
-        ], 2),
-        '}',
-      ], 2),
-      '}',
-      'jx_cp_async_wait<0>();',
+      ...pipeline({ S, BK, KSTEP, STAGE, A_BYTES, MT, NT, loadStage: [...loadStage('lhs', lhs), ...loadStage('rhs', rhs)], fragments, products }),
       '__syncthreads(); // the next batch element reuses the stages',
       ...epilogue,
     ], 2),
