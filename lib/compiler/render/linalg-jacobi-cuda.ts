@@ -37,7 +37,7 @@ import type { JacobiStage, OrthogonalKernel } from '../kernel-ir.js';
 import { type RenderedKernel, indent, indexType, int } from './cuda-common.js';
 import { CUDA_TYPES } from './expr.js';
 import { rotation } from './linalg-eig.js';
-import { pair, spelling, svdFinishSpec } from './linalg-jacobi.js';
+import { pair, spelling, svdFinishSpec, svdPairRotation } from './linalg-jacobi.js';
 import { jacobiCuda } from './linalg-targets.js';
 
 /**
@@ -300,7 +300,7 @@ function svdMultiblockCuda(k: OrthogonalKernel, params: readonly number[]): Rend
   // the tail (norms, sort, U's completion, outputs) is the one-block kernel's, on the G and V the sweeps left
   if (stage === 'svd_finish') return jacobiCuda(k, params, svdFinishSpec(k));
   const [batch, m, n] = params as [number, number, number];
-  const { T, sqrt, fabs, copysign, eps, one, zero } = spelling(k);
+  const { T, one, zero } = spelling(k);
   const M = Math.max(m, n);
   const N = Math.min(m, n);
   const P = pairsOf(N);
@@ -367,15 +367,7 @@ function svdMultiblockCuda(k: OrthogonalKernel, params: readonly number[]): Rend
         '  if (kp < P) {',
         `    ${pair('kp').replace('p = jx_i < jx_j ? jx_i : jx_j, q = jx_i < jx_j ? jx_j : jx_i;', 'jx_p0 = jx_i < jx_j ? jx_i : jx_j, jx_q0 = jx_i < jx_j ? jx_j : jx_i;')}`,
         '    p = jx_p0; q = jx_q0;',
-        '    int rotated = 0;',
-        '    if (q < N) {',
-        `      ${T} alpha = ${zero}, beta = ${zero}, gamma = ${zero};`,
-        `      for (jx_index a = 0; a < M; a++) { const ${T} gp = G[a * N + p], gq = G[a * N + q]; alpha += gp * gp; beta += gq * gq; gamma += gp * gq; }`,
-        `      if (${fabs}(gamma) > ${eps} * ${sqrt}(alpha) * ${sqrt}(beta)) {`,
-        ...rotation(T, sqrt, fabs, copysign, one, 'alpha', 'beta', 'gamma').map((l) => `        ${l}`),
-        '        rc = cs; rs = sn; rotated = 1;',
-        '      }',
-        '    }',
+        ...svdPairRotation(spelling(k)).map((l) => `    ${l}`),
         // whether the pair's slot rotated this sweep, for the sweep's test
         `    ROTATED[kp] = (r == 0 ? ${zero} : ROTATED[kp]) + (${T})rotated;`,
         '  }',

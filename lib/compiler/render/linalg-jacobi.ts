@@ -188,10 +188,31 @@ function sortSteps(values: string, count: string, before: '<' | '>', after: Lina
 }
 
 /**
+ * One-sided Jacobi's rotation of columns p < q of G (M x N; q = N is the odd n's dummy): their norms and inner product
+ * summed down the rows in order, and where they are not yet orthogonal to working precision, the rotation into rc, rs
+ * (declared by the caller as 1, 0) and `rotated` = 1. The one-block kernel and render/linalg-jacobi-cuda.ts's rounds
+ * both run these lines, hence the same bits.
+ */
+export function svdPairRotation({ T, sqrt, fabs, copysign, eps, one, zero }: Spelling): string[] {
+  return [
+    'int rotated = 0;',
+    'if (q < N) {',
+    `  ${T} alpha = ${zero}, beta = ${zero}, gamma = ${zero};`,
+    `  for (jx_index a = 0; a < M; a++) { const ${T} gp = G[a * N + p], gq = G[a * N + q]; alpha += gp * gp; beta += gq * gq; gamma += gp * gq; }`,
+    `  if (${fabs}(gamma) > ${eps} * ${sqrt}(alpha) * ${sqrt}(beta)) {`,
+    ...rotation(T, sqrt, fabs, copysign, one, 'alpha', 'beta', 'gamma').map((l) => `    ${l}`),
+    '    rc = cs; rs = sn; rotated = 1;',
+    '  }',
+    '}',
+  ];
+}
+
+/**
  * svd's steps; `finish`: only those after the sweeps (norms, sort, U's completion, the outputs), for
  * render/linalg-jacobi-cuda.ts's multi-block sweeps, which leave G in work and V in rot as the loop would.
  */
-function svdSteps(k: OrthogonalKernel, { T, sqrt, fabs, copysign, eps, one, zero }: Spelling, finish = false): LinalgStep[] {
+function svdSteps(k: OrthogonalKernel, spelled: Spelling, finish = false): LinalgStep[] {
+  const { T, sqrt, one, zero } = spelled;
   const uv = k.computeUv;
   const all: LinalgStep[] = [
     // the tall orientation G (M x N, M >= N): x itself, or its transpose when it is wide
@@ -213,15 +234,7 @@ function svdSteps(k: OrthogonalKernel, { T, sqrt, fabs, copysign, eps, one, zero
               body: [
                 pair('kp'),
                 `${T} rc = ${one}, rs = ${zero};`,
-                'int rotated = 0;',
-                'if (q < N) {',
-                `  ${T} alpha = ${zero}, beta = ${zero}, gamma = ${zero};`,
-                `  for (jx_index a = 0; a < M; a++) { const ${T} gp = G[a * N + p], gq = G[a * N + q]; alpha += gp * gp; beta += gq * gq; gamma += gp * gq; }`,
-                `  if (${fabs}(gamma) > ${eps} * ${sqrt}(alpha) * ${sqrt}(beta)) {`,
-                ...rotation(T, sqrt, fabs, copysign, one, 'alpha', 'beta', 'gamma').map((l) => `    ${l}`),
-                '    rc = cs; rs = sn; rotated = 1;',
-                '  }',
-                '}',
+                ...svdPairRotation(spelled),
                 `CS[kp] = rc; SN[kp] = rs; PP[kp] = (${T})p; PQ[kp] = (${T})q;`,
                 // whether the pair's slot rotated this sweep (rounds are barrier-separated, so any thread may own it)
                 `ROTATED[kp] = (r == 0 ? ${zero} : ROTATED[kp]) + (${T})rotated;`,
