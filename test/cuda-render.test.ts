@@ -5,7 +5,7 @@
 // reduction strategy follow the sizes; and, where nvcc exists, every kernel
 // compiles to a cubin for sm_90a. Results on a GPU are checked by
 // `npm run test:gpu` on a machine that has one.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -277,6 +277,25 @@ function run(command: string, args: string[]): Promise<{ code: number; output: s
   if (results.every((r) => r.code === 0)) rmSync(dir, { recursive: true, force: true });
 });
 
+/**
+ * A rendered kernel through `nvcc -cubin -arch=sm_90a -Xptxas -v` in `dir`: fails the test if nvcc fails or ptxas
+ * reports spills; the log line with the register count, or null when nvcc failed.
+ */
+async function ptxasNoSpills(t: ExecutionContext, dir: string, label: string, r: CudaKernelSource): Promise<string | null> {
+  const path = join(dir, `${r.name}.cu`);
+  writeFileSync(path, r.source);
+  const { code, output } = await run(nvcc!, ['-cubin', '-arch=sm_90a', '-w', '-Xptxas', '-v', '-I', kernelHeaderDir(), '-o', join(dir, `${r.name}.cubin`), path]);
+  if (code !== 0) {
+    t.fail(`${label}: nvcc failed:\n${output.slice(0, 4000)}`);
+    return null;
+  }
+  const registers = /Used (\d+) registers/.exec(output)?.[1];
+  const spills = /(\d+) bytes spill stores, (\d+) bytes spill loads/.exec(output);
+  t.truthy(registers && spills, `${label}: ptxas -v reports registers and spills:\n${output}`);
+  t.deepEqual([spills?.[1], spills?.[2]], ['0', '0'], `${label}: no spills`);
+  return `${label}: ${registers} registers, ${spills?.[1]} bytes spill stores, ${spills?.[2]} bytes spill loads`;
+}
+
 // The Hopper GEMM (cuda-wgmma.ts) through ptxas: each producer (TMA or cp.async into K-major or MN-major tiles,
 // element by element), both
 // tile widths, both 16-bit dtypes; ptxas -v must report no spill stores or loads. The register counts are logged
@@ -300,18 +319,8 @@ function run(command: string, args: string[]): Promise<{ code: number; output: s
     const kernel: Kernel = { kind: 'dot', inputDtype: v.dtype, outputDtype: v.dtype };
     const r = renderCuda(kernel, v.params, { gemm: { sm: 90, path: 'wgmma', tma: v.tma } });
     t.regex(r.source, v.producer, v.label);
-    const path = join(dir, `${r.name}.cu`);
-    writeFileSync(path, r.source);
-    const { code, output } = await run(nvcc!, ['-cubin', '-arch=sm_90a', '-w', '-Xptxas', '-v', '-I', kernelHeaderDir(), '-o', join(dir, `${r.name}.cubin`), path]);
-    if (code !== 0) {
-      t.fail(`${v.label}: nvcc failed:\n${output.slice(0, 4000)}`);
-      continue;
-    }
-    const registers = /Used (\d+) registers/.exec(output)?.[1];
-    const spills = /(\d+) bytes spill stores, (\d+) bytes spill loads/.exec(output);
-    t.truthy(registers && spills, `${v.label}: ptxas -v reports registers and spills:\n${output}`);
-    t.deepEqual([spills?.[1], spills?.[2]], ['0', '0'], `${v.label}: no spills`);
-    lines.push(`${v.label}: ${registers} registers, ${spills?.[1]} bytes spill stores, ${spills?.[2]} bytes spill loads`);
+    const line = await ptxasNoSpills(t, dir, v.label, r);
+    if (line) lines.push(line);
   }
   t.log(lines.join('\n'));
   rmSync(dir, { recursive: true, force: true });
@@ -344,18 +353,8 @@ function run(command: string, args: string[]): Promise<{ code: number; output: s
   for (const v of variants) {
     const r = renderCuda(v.kernel, v.params, { gemm: { sm: 90, path: 'mma' } });
     t.regex(r.source, v.expect, v.label);
-    const path = join(dir, `${r.name}.cu`);
-    writeFileSync(path, r.source);
-    const { code, output } = await run(nvcc!, ['-cubin', '-arch=sm_90a', '-w', '-Xptxas', '-v', '-I', kernelHeaderDir(), '-o', join(dir, `${r.name}.cubin`), path]);
-    if (code !== 0) {
-      t.fail(`${v.label}: nvcc failed:\n${output.slice(0, 4000)}`);
-      continue;
-    }
-    const registers = /Used (\d+) registers/.exec(output)?.[1];
-    const spills = /(\d+) bytes spill stores, (\d+) bytes spill loads/.exec(output);
-    t.truthy(registers && spills, `${v.label}: ptxas -v reports registers and spills:\n${output}`);
-    t.deepEqual([spills?.[1], spills?.[2]], ['0', '0'], `${v.label}: no spills`);
-    lines.push(`${v.label}: ${registers} registers, ${spills?.[1]} bytes spill stores, ${spills?.[2]} bytes spill loads`);
+    const line = await ptxasNoSpills(t, dir, v.label, r);
+    if (line) lines.push(line);
   }
   t.log(lines.join('\n'));
   rmSync(dir, { recursive: true, force: true });
