@@ -170,7 +170,7 @@ namespace {
  * JAXON_CUDA_EMULATOR_MUTATE=fault:<name> or hang:<name>: the first launch of a kernel whose name contains <name>
  * really fails, for tests of what comes after (jaxon's own kernels cannot be made to fault): `fault` moves every
  * pointer argument 2^40 bytes away, so the kernel's first access is an illegal address; `hang` runs a body that
- * never ends in its place, which the watchdog stops.
+ * never ends in its place, which the watchdog stops. (`compile:<name>` fails a compile instead: nvrtc.cc.)
  */
 struct Mutation {
   enum { None, Fault, Hang } kind = None;
@@ -186,7 +186,9 @@ Mutation &mutation() {
     if (!colon) return m;
     std::string kind(value, (size_t)(colon - value));
     m->kind = kind == "fault" ? Mutation::Fault : kind == "hang" ? Mutation::Hang : Mutation::None;
-    if (m->kind == Mutation::None) fprintf(stderr, "jaxon cuda emulator: JAXON_CUDA_EMULATOR_MUTATE=%s: the kinds are fault and hang\n", value);
+    // compile:<name> is the emulated NVRTC's (nvrtc.cc)
+    if (m->kind == Mutation::None && kind != "compile")
+      fprintf(stderr, "jaxon cuda emulator: JAXON_CUDA_EMULATOR_MUTATE=%s: the kinds are fault, hang and compile\n", value);
     m->name = colon + 1;
     return m;
   }();

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <atomic>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -346,6 +347,23 @@ std::string module_table(const std::vector<KernelEntry> &kernels) {
   return out;
 }
 
+/**
+ * JAXON_CUDA_EMULATOR_MUTATE=compile:<name>: the first compile of a program defining a kernel whose name contains
+ * <name> fails, as one whose compiler could not run, for tests of what a failed compile leaves behind (module.cc
+ * reads the variable's fault and hang kinds). The variable is read once.
+ */
+const KernelEntry *compile_mutated(const std::vector<KernelEntry> &kernels) {
+  static const std::string &name = *[] {
+    const char *value = getenv("JAXON_CUDA_EMULATOR_MUTATE");
+    return new std::string(value && strncmp(value, "compile:", 8) == 0 ? value + 8 : "");
+  }();
+  static std::atomic<bool> spent{false};
+  if (name.empty()) return nullptr;
+  for (const KernelEntry &k : kernels)
+    if (k.name.find(name) != std::string::npos) return spent.exchange(true) ? nullptr : &k;
+  return nullptr;
+}
+
 }  // namespace
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
@@ -453,6 +471,11 @@ EXPORT nvrtcResult nvrtcCompileProgram(nvrtcProgram p, int num_options, const ch
     p->log = "jaxon cuda emulator: " + pch_why + "\n";
     return NVRTC_ERROR_COMPILATION;
   }
+  std::vector<KernelEntry> kernels = find_kernels(p->source);
+  if (const KernelEntry *mutated = compile_mutated(kernels)) {
+    p->log = "jaxon cuda emulator: JAXON_CUDA_EMULATOR_MUTATE failed the compile of kernel '" + mutated->name + "'\n";
+    return NVRTC_ERROR_COMPILATION;
+  }
   const char *tmp = getenv("TMPDIR");
   std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/jaxon-nvrtc-XXXXXX";
   std::vector<char> buffer(pattern.begin(), pattern.end());
@@ -467,7 +490,6 @@ EXPORT nvrtcResult nvrtcCompileProgram(nvrtcProgram p, int num_options, const ch
     make_folders(path.substr(0, path.rfind('/')));
     write_file(path, h.second);
   }
-  std::vector<KernelEntry> kernels = find_kernels(p->source);
   std::string unit = "#line 1 \"" + p->name + "\"\n" + rewrite_dynamic_shared(p->source) + module_table(kernels);
   write_file(dir + "/program.cu", unit);
   std::vector<std::string> args = {compiler()};
