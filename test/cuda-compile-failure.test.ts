@@ -68,6 +68,16 @@ test('an eager op whose kernel fails to compile: its array, an eager op and jitt
   t.deepEqual(lines.slice(5), ['jit 2,2,2,2', 'eager 2,2,2,2']);
 });
 
+test('a compile that failed on the compile pool is not handed on: a synchronous read compiles the kernel again and computes right', (t) => {
+  const lines = run(`${prelude}
+    const x = jnp.cos(jnp.zeros([4]));
+    const f = jax.jit(function f(a) { return jnp.multiply(a, 2); });
+    report('jit', () => f(x).dataSync());
+    report('read', () => x.dataSync());
+  `, 'compile:ew_cos');
+  t.deepEqual(lines, ['jit 2,2,2,2', 'read 1,1,1,1']);
+});
+
 test('a jitted function whose kernel fails to compile raises the NVRTC error on the call; the next call compiles it and computes right', (t) => {
   const lines = run(`${prelude}
     const f = jax.jit(function f(a) { return jnp.cos(jnp.multiply(a, 2)); });
