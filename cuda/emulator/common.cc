@@ -63,7 +63,7 @@ void *load_shared_object(const unsigned char *bytes, size_t size, std::string *e
   // A file of a name never used before: the loader returns an already loaded object for a known name,
   // so /proc/self/fd/N of a memfd (whose N is reused) would hand back an earlier kernel.
   static std::atomic<unsigned long long> counter{0};
-  const char *tmp = getenv("TMPDIR");
+  const char *tmp = jaxon_emu::loaded_env("TMPDIR");
   char path[4096];
   snprintf(path, sizeof path, "%s/jaxon-kernel-%d-%llu-XXXXXX", tmp && *tmp ? tmp : "/tmp", (int)getpid(), counter.fetch_add(1));
   int fd = mkstemp(path);
@@ -86,7 +86,7 @@ void *load_shared_object(const unsigned char *bytes, size_t size, std::string *e
   void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!handle) *error = dlerror();
   // the mapping stays; the address check keeps the file, so AddressSanitizer can name the kernel's lines
-  const char *check = getenv("JAXON_CUDA_EMULATOR_CHECK");
+  const char *check = jaxon_emu::loaded_env("JAXON_CUDA_EMULATOR_CHECK");
   if (!handle || !check || strcmp(check, "address") != 0) unlink(path);
   return handle;
 }

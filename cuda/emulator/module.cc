@@ -55,7 +55,7 @@ EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image) {
   std::string error;
   state->handle = load_shared_object(object, (size_t)size, &error);
   if (!state->handle) {
-    if (getenv("JAXON_CUDA_EMULATOR_VERBOSE")) fprintf(stderr, "jaxon cuda emulator: cuModuleLoadData: %s\n", error.c_str());
+    if (jaxon_emu::loaded_env("JAXON_CUDA_EMULATOR_VERBOSE")) fprintf(stderr, "jaxon cuda emulator: cuModuleLoadData: %s\n", error.c_str());
     return (CUresult)JX_CUDA_ERROR_INVALID_IMAGE;
   }
   auto desc = static_cast<const jx_emu_module_desc *>(dlsym(state->handle, "jx_emu_module"));
@@ -181,7 +181,7 @@ struct Mutation {
 Mutation &mutation() {
   static Mutation &m = *[] {
     auto *m = new Mutation();
-    const char *value = getenv("JAXON_CUDA_EMULATOR_MUTATE");
+    const char *value = jaxon_emu::loaded_env("JAXON_CUDA_EMULATOR_MUTATE");
     const char *colon = value ? strchr(value, ':') : nullptr;
     if (!colon) return m;
     std::string kind(value, (size_t)(colon - value));
