@@ -301,11 +301,12 @@ static int same_program(const compile_job *a, const compile_job *b) {
 }
 
 /**
- * The pool job already compiling what `job` asks for, once its result is there; NULL if there is none. A synchronous
- * caller asks first, so that a kernel an eager op queued for the pool a moment before its result was read is compiled
- * once, not twice (once more on the calling thread): a queued twin is taken off the queue and compiled here (its
- * promise still settles, through the pool's threadsafe function), a running one is waited for. The twin stays
- * allocated until finish_compile_on_js runs on the JS thread, which a synchronous caller is holding.
+ * The pool job already compiling what `job` asks for, once its result is there; NULL if there is none, or if one that
+ * was already running or done failed (the caller then compiles anew). A synchronous caller asks first, so that a
+ * kernel an eager op queued for the pool a moment before its result was read is compiled once, not twice (once more
+ * on the calling thread): a queued twin is taken off the queue and compiled here (its promise still settles, through
+ * the pool's threadsafe function), a running one is waited for. The twin stays allocated until finish_compile_on_js
+ * runs on the JS thread, which a synchronous caller is holding.
  */
 static compile_job *finished_twin(const compile_job *job) {
   if (!compile_pool.threads) return NULL;
@@ -324,7 +325,9 @@ static compile_job *finished_twin(const compile_job *job) {
   }
   while (twin && twin->state != JOB_DONE) pthread_cond_wait(&compile_pool.finished, &compile_pool.lock);
   pthread_mutex_unlock(&compile_pool.lock);
-  return twin;
+  // a failure is not handed on (the twin stays until JS takes its result): a compile that failed once, say a
+  // compiler that could not start, is tried again rather than failing every caller until then
+  return twin && twin->result == NVRTC_SUCCESS ? twin : NULL;
 }
 
 static void finish_compile_on_js(napi_env env, napi_value callback, void *context, void *data) {

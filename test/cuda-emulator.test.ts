@@ -10,6 +10,8 @@
 // shuffle a lane never reaches) fails instead of hanging.
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -169,6 +171,30 @@ test('a program waits for the copies that fill its arguments, even when an earli
     env: { ...base, JAXON_CUDA_EMULATOR: '1', JAXON_CUDA_EMULATOR_COPY_DELAY_US: '3000' }, encoding: 'utf8', timeout: 120_000,
   }).trim();
   t.is(out, Array.from({ length: 12 }, (_, k) => (k % 2 ? 11 : 120)).join(','));
+});
+
+test('the emulated NVRTC starts its compiler with the environment the emulator loaded with: process.env changes after it do not reach it', (t) => {
+  // compiles run on the addon's threads while JS changes process.env: setenv / unsetenv move and free environ, and a
+  // compiler spawned from the live environ failed ("cannot run g++: Bad address") while a loop of env writes ran;
+  // here a PATH without the compiler and a compiler that does not exist, set after the emulator loaded, are not used
+  const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'jaxon-emulator-env-'));
+  const script = `
+    const jax = await import(${JSON.stringify(path.join(dist, 'index.js'))});
+    const jnp = jax.numpy;
+    console.log(Array.from(jnp.cos(jnp.zeros([4])).dataSync()).join(','));
+    process.env.PATH = '/nonexistent';
+    process.env.JAXON_CUDA_EMULATOR_CXX = 'no-such-compiler';
+    try { console.log(Array.from(jnp.exp(jnp.zeros([4])).dataSync()).join(',')); } catch (e) { console.log(e.message.split('\\n').join(' | ')); }`;
+  const base = { ...process.env };
+  for (const k of Object.keys(base)) if (k.startsWith('JAXON_CUDA_EMULATOR') || k === 'JAXON_PLATFORMS' || k === 'JAXON_CACHE_DIR') delete base[k];
+  try {
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      env: { ...base, JAXON_CUDA_EMULATOR: '1', JAXON_PLATFORMS: 'cuda', JAXON_CACHE_DIR: cache }, encoding: 'utf8', timeout: 120_000,
+    }).trim();
+    t.is(out, '1,1,1,1\n1,1,1,1');
+  } finally {
+    fs.rmSync(cache, { recursive: true, force: true });
+  }
 });
 
 test('static and dynamic shared memory together past 48 KiB are opted into; past the device limit they are refused with both sizes', (t) => {

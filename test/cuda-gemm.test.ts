@@ -117,6 +117,24 @@ function withEnv(vars: Record<string, string | undefined>, body: () => void): vo
   }
 }
 
+(onCuda ? test.serial : test.skip)('an eager dot follows JAXON_GEMM as it is at each call, not as it was when its shapes were first seen', (t) => {
+  // eager plans are cached by primitive, shapes and params; their rendering used to be too, so a second value of
+  // JAXON_GEMM for the same shapes ran the first one's kernel
+  const backend = (jax.devices('cuda')[0] as unknown as { backend: { loadedKernelCount: number } }).backend;
+  const a = operand([24, 40], 11, 'float16'), b = operand([40, 24], 12, 'float16');
+  const run = (path: string) => {
+    let out: Float32Array | undefined;
+    withEnv({ JAXON_GEMM: path }, () => { out = jnp.matmul(a, b).astype('float32').dataSync() as Float32Array; });
+    return { out: out!, loaded: backend.loadedKernelCount };
+  };
+  const simt = run('simt'), mma = run('mma'), again = run('simt');
+  t.is(mma.loaded, simt.loaded + 1, 'JAXON_GEMM=mma loads the tensor-core kernel');
+  t.is(again.loaded, mma.loaded, 'back to simt: the SIMT kernel, loaded already');
+  const worst = Math.max(...simt.out.map((v, i) => Math.abs(mma.out[i]! - v) / (1 + Math.abs(v))));
+  t.true(worst <= 2 ** -8, `the two kernels differ by ${worst} (relative)`);
+  t.deepEqual(again.out, simt.out);
+});
+
 (onCuda ? test.serial : test.skip)('JAXON_GEMM=wgmma (TMA off): Hopper\'s warp-specialized wgmma kernel on odd shapes in every layout, batched, with an epilogue', (t) => {
   const saved = process.env['JAXON_GEMM'];
   process.env['JAXON_GEMM'] = 'wgmma';

@@ -13,7 +13,7 @@ namespace jaxon_emu {
 
 CheckMode check_mode() {
   static CheckMode mode = [] {
-    const char *value = getenv("JAXON_CUDA_EMULATOR_CHECK");
+    const char *value = jaxon_emu::loaded_env("JAXON_CUDA_EMULATOR_CHECK");
     if (!value || !*value || !strcmp(value, "none")) return CheckMode::None;
     if (!strcmp(value, "address")) return CheckMode::Address;
     if (!strcmp(value, "schedule")) return CheckMode::Schedule;

@@ -1,6 +1,7 @@
 // Shared by the emulated driver and NVRTC: result code names, loading kernel
-// objects from memory, reading their static shared memory size, and finding
-// the emulation header (see emulator.h).
+// objects from memory, reading their static shared memory size, finding
+// the emulation header, and the environment as it was when the emulator
+// loaded (see emulator.h).
 #include "emulator.h"
 #include <dlfcn.h>
 #include <elf.h>
@@ -10,9 +11,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <atomic>
+#include <vector>
 #include <cerrno>
 #include <sys/stat.h>
 #include <unistd.h>
+
+extern char **environ;
 
 namespace {
 struct ResultText {
@@ -59,7 +63,7 @@ void *load_shared_object(const unsigned char *bytes, size_t size, std::string *e
   // A file of a name never used before: the loader returns an already loaded object for a known name,
   // so /proc/self/fd/N of a memfd (whose N is reused) would hand back an earlier kernel.
   static std::atomic<unsigned long long> counter{0};
-  const char *tmp = getenv("TMPDIR");
+  const char *tmp = jaxon_emu::loaded_env("TMPDIR");
   char path[4096];
   snprintf(path, sizeof path, "%s/jaxon-kernel-%d-%llu-XXXXXX", tmp && *tmp ? tmp : "/tmp", (int)getpid(), counter.fetch_add(1));
   int fd = mkstemp(path);
@@ -82,7 +86,7 @@ void *load_shared_object(const unsigned char *bytes, size_t size, std::string *e
   void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!handle) *error = dlerror();
   // the mapping stays; the address check keeps the file, so AddressSanitizer can name the kernel's lines
-  const char *check = getenv("JAXON_CUDA_EMULATOR_CHECK");
+  const char *check = jaxon_emu::loaded_env("JAXON_CUDA_EMULATOR_CHECK");
   if (!handle || !check || strcmp(check, "address") != 0) unlink(path);
   return handle;
 }
@@ -107,7 +111,7 @@ static bool has_header(const std::string &folder) {
 }
 
 std::string header_folder() {
-  const char *configured = getenv("JAXON_CUDA_EMULATOR_INCLUDE");
+  const char *configured = loaded_env("JAXON_CUDA_EMULATOR_INCLUDE");
   if (configured && *configured) return configured;
   Dl_info info;
   if (dladdr(reinterpret_cast<void *>(&header_folder), &info) && info.dli_fname) {
@@ -120,5 +124,38 @@ std::string header_folder() {
   }
   return "";
 }
+
+namespace {
+
+struct Environment {
+  std::vector<std::string> entries;  // "NAME=value"
+  std::vector<char *> envp;          // into entries, null-terminated
+};
+
+// immortal (compiles may still run while the process exits); copied on the thread that loads the emulator, the JS
+// thread (the addon dlopens it from an N-API call), so no setenv runs meanwhile
+const Environment &environment_at_load() {
+  static const Environment &copy = *[] {
+    auto *e = new Environment();
+    for (char **at = environ; at && *at; at++) e->entries.emplace_back(*at);
+    for (std::string &entry : e->entries) e->envp.push_back(&entry[0]);
+    e->envp.push_back(nullptr);
+    return e;
+  }();
+  return copy;
+}
+
+const bool environment_copied = (environment_at_load(), true);  // at load, not at a compile thread's first use
+
+}  // namespace
+
+const char *loaded_env(const char *name) {
+  size_t n = strlen(name);
+  for (const std::string &entry : environment_at_load().entries)
+    if (entry.size() > n && entry[n] == '=' && entry.compare(0, n, name) == 0) return entry.c_str() + n + 1;
+  return nullptr;
+}
+
+char *const *loaded_environment() { return environment_at_load().envp.data(); }
 
 }  // namespace jaxon_emu

@@ -59,7 +59,7 @@ void set_sticky(const std::string &why) {
   if (sticky != CUDA_SUCCESS) return;
   sticky = (CUresult)JX_CUDA_ERROR_LAUNCH_FAILED;
   sticky_text = "unspecified launch failure: " + why;
-  if (getenv("JAXON_CUDA_EMULATOR_VERBOSE")) fprintf(stderr, "jaxon cuda emulator: %s\n", sticky_text.c_str());
+  if (jaxon_emu::loaded_env("JAXON_CUDA_EMULATOR_VERBOSE")) fprintf(stderr, "jaxon cuda emulator: %s\n", sticky_text.c_str());
 }
 
 unsigned context_generation() { return generation.load(); }
@@ -82,7 +82,7 @@ size_t device_bytes = 0;
 
 size_t device_capacity() {
   static size_t capacity = [] {
-    const char *value = getenv("JAXON_CUDA_EMULATOR_MEMORY");
+    const char *value = jaxon_emu::loaded_env("JAXON_CUDA_EMULATOR_MEMORY");
     if (value && *value) {
       char *end = nullptr;
       double n = strtod(value, &end);
@@ -234,7 +234,7 @@ bool is_pinned_range(const void *p, size_t n) {
 /** JAXON_CUDA_EMULATOR_COPY_DELAY_US: each asynchronous copy waits this long first, so a missing wait on a copy shows. */
 static long copy_delay_us() {
   static long delay = [] {
-    const char *value = getenv("JAXON_CUDA_EMULATOR_COPY_DELAY_US");
+    const char *value = jaxon_emu::loaded_env("JAXON_CUDA_EMULATOR_COPY_DELAY_US");
     return value && *value ? strtol(value, nullptr, 10) : 0L;
   }();
   return delay;
@@ -244,7 +244,7 @@ static long copy_delay_us() {
     whether copies overlap compute shows in time (0 or unset: no limit). */
 static double link_gbps() {
   static double gbps = [] {
-    const char *value = getenv("JAXON_CUDA_EMULATOR_LINK_GBPS");
+    const char *value = jaxon_emu::loaded_env("JAXON_CUDA_EMULATOR_LINK_GBPS");
     return value && *value ? strtod(value, nullptr) : 0.0;
   }();
   return gbps;

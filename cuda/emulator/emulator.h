@@ -40,5 +40,15 @@ size_t static_shared_bytes(const unsigned char *elf, size_t size);
 /** The folder holding jaxon_emu.h and emu_abi.h ($JAXON_CUDA_EMULATOR_INCLUDE, or beside the sources). */
 std::string header_folder();
 
+/**
+ * A variable of the environment as it was when the emulator loaded (null if unset). Compiles run on threads of
+ * their own while the JS thread may change process.env (setenv / unsetenv move and free `environ`), so what runs
+ * beside JS reads this copy, never getenv or environ.
+ */
+const char *loaded_env(const char *name);
+
+/** That environment as an envp array (for posix_spawn). */
+char *const *loaded_environment();
+
 }  // namespace jaxon_emu
 #endif

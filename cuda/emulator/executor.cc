@@ -1,5 +1,6 @@
 // The emulated GPU's executor (see executor.h).
 #include "executor.h"
+#include "emulator.h"
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -77,7 +78,7 @@ int watchdog_signal() { return SIGRTMIN + 4; }
 
 double watchdog_seconds() {
   static double seconds = [] {
-    const char *value = getenv("JAXON_CUDA_EMULATOR_WATCHDOG_S");
+    const char *value = jaxon_emu::loaded_env("JAXON_CUDA_EMULATOR_WATCHDOG_S");
     double s = value && *value ? atof(value) : 120.0;
     return s > 0 ? s : 120.0;
   }();
@@ -419,7 +420,7 @@ Pool &pool() {
 
 unsigned executor_threads() {
   static unsigned count = [] {
-    const char *value = getenv("JAXON_CUDA_EMULATOR_THREADS");
+    const char *value = jaxon_emu::loaded_env("JAXON_CUDA_EMULATOR_THREADS");
     long n = value && *value ? strtol(value, nullptr, 10) : (long)std::thread::hardware_concurrency();
     return (unsigned)(n < 1 ? 1 : n > 256 ? 256 : n);
   }();

@@ -155,7 +155,7 @@ CUresult add_node(CUgraphNode *node, CUgraph graph, const CUgraphNode *dependenc
 
 bool refuse_updates() {
   static const bool refuse = [] {
-    const char *value = getenv("JAXON_CUDA_EMULATOR_REFUSE_GRAPH_UPDATES");
+    const char *value = jaxon_emu::loaded_env("JAXON_CUDA_EMULATOR_REFUSE_GRAPH_UPDATES");
     return value && *value && strcmp(value, "0") != 0;
   }();
   return refuse;

@@ -55,7 +55,7 @@ EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image) {
   std::string error;
   state->handle = load_shared_object(object, (size_t)size, &error);
   if (!state->handle) {
-    if (getenv("JAXON_CUDA_EMULATOR_VERBOSE")) fprintf(stderr, "jaxon cuda emulator: cuModuleLoadData: %s\n", error.c_str());
+    if (jaxon_emu::loaded_env("JAXON_CUDA_EMULATOR_VERBOSE")) fprintf(stderr, "jaxon cuda emulator: cuModuleLoadData: %s\n", error.c_str());
     return (CUresult)JX_CUDA_ERROR_INVALID_IMAGE;
   }
   auto desc = static_cast<const jx_emu_module_desc *>(dlsym(state->handle, "jx_emu_module"));
@@ -170,7 +170,7 @@ namespace {
  * JAXON_CUDA_EMULATOR_MUTATE=fault:<name> or hang:<name>: the first launch of a kernel whose name contains <name>
  * really fails, for tests of what comes after (jaxon's own kernels cannot be made to fault): `fault` moves every
  * pointer argument 2^40 bytes away, so the kernel's first access is an illegal address; `hang` runs a body that
- * never ends in its place, which the watchdog stops.
+ * never ends in its place, which the watchdog stops. (`compile:<name>` fails a compile instead: nvrtc.cc.)
  */
 struct Mutation {
   enum { None, Fault, Hang } kind = None;
@@ -181,12 +181,14 @@ struct Mutation {
 Mutation &mutation() {
   static Mutation &m = *[] {
     auto *m = new Mutation();
-    const char *value = getenv("JAXON_CUDA_EMULATOR_MUTATE");
+    const char *value = jaxon_emu::loaded_env("JAXON_CUDA_EMULATOR_MUTATE");
     const char *colon = value ? strchr(value, ':') : nullptr;
     if (!colon) return m;
     std::string kind(value, (size_t)(colon - value));
     m->kind = kind == "fault" ? Mutation::Fault : kind == "hang" ? Mutation::Hang : Mutation::None;
-    if (m->kind == Mutation::None) fprintf(stderr, "jaxon cuda emulator: JAXON_CUDA_EMULATOR_MUTATE=%s: the kinds are fault and hang\n", value);
+    // compile:<name> is the emulated NVRTC's (nvrtc.cc)
+    if (m->kind == Mutation::None && kind != "compile")
+      fprintf(stderr, "jaxon cuda emulator: JAXON_CUDA_EMULATOR_MUTATE=%s: the kinds are fault, hang and compile\n", value);
     m->name = colon + 1;
     return m;
   }();

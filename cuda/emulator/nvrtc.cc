@@ -8,8 +8,12 @@
 // (name, parameter sizes, __launch_bounds__). Options are checked like
 // NVRTC's; the compiler's messages are the program log; a kernel whose
 // static shared memory exceeds 48 KiB fails to compile, as ptxas does.
+// Compiles run on the addon's threads while the JS thread may change
+// process.env, so the compiler is spawned with the environment as it was when
+// the emulator loaded (loaded_environment), never with the live `environ`.
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -18,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <atomic>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -25,8 +30,6 @@
 #include <vector>
 #include "check.h"
 #include "emulator.h"
-
-extern char **environ;
 
 struct _nvrtcProgram {
   std::string source, name;
@@ -59,9 +62,7 @@ void make_folders(const std::string &path) {
 }
 
 void remove_tree(const std::string &path) {
-  pid_t pid;
-  const char *argv[] = {"rm", "-rf", path.c_str(), nullptr};
-  if (posix_spawnp(&pid, "rm", nullptr, nullptr, const_cast<char **>(argv), environ) == 0) waitpid(pid, nullptr, 0);
+  nftw(path.c_str(), [](const char *file, const struct stat *, int, struct FTW *) { return remove(file), 0; }, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 unsigned long long fnv1a(const std::string &text, unsigned long long hash = 1469598103934665603ull) {
@@ -75,28 +76,68 @@ std::string hex(unsigned long long value) {
   return out;
 }
 
-/** What a shell command prints on stdout ("" if it could not start). */
-std::string command_output(const std::string &command) {
-  std::string out;
-  if (FILE *p = popen(command.c_str(), "r")) {
-    char line[4096];
-    while (fgets(line, sizeof line, p)) out += line;
-    pclose(p);
+/**
+ * The file a program name runs: as given when it names a path, else the first executable of that name on the loaded
+ * environment's PATH ("" if none). posix_spawnp would search the live environment's PATH.
+ */
+std::string find_program(const std::string &name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char *path = jaxon_emu::loaded_env("PATH");
+  std::string folders = path ? path : "/bin:/usr/bin";
+  for (size_t start = 0; start <= folders.size();) {
+    size_t end = folders.find(':', start);
+    if (end == std::string::npos) end = folders.size();
+    std::string file = (end > start ? folders.substr(start, end - start) : ".") + "/" + name;
+    if (access(file.c_str(), X_OK) == 0) return file;
+    start = end + 1;
   }
+  return "";
+}
+
+/** Starts argv[0] with the loaded environment and these file actions; 0 or an errno. */
+int spawn(const std::vector<std::string> &args, const posix_spawn_file_actions_t *actions, pid_t *pid) {
+  std::string file = find_program(args[0]);
+  if (file.empty()) return ENOENT;
+  std::vector<char *> argv;
+  for (const std::string &a : args) argv.push_back(const_cast<char *>(a.c_str()));
+  argv.push_back(nullptr);
+  return posix_spawn(pid, file.c_str(), actions, nullptr, argv.data(), jaxon_emu::loaded_environment());
+}
+
+/** What a program prints on stdout, and on stderr too with `errors` ("" if it could not start). */
+std::string command_output(const std::vector<std::string> &args, bool errors) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return "";  // close-on-exec: compilers spawned meanwhile must not hold it open
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  if (errors) posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+  else posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid;
+  int started = spawn(args, &actions, &pid);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  std::string out;
+  if (started == 0) {
+    char chunk[4096];
+    for (ssize_t n; (n = read(fds[0], chunk, sizeof chunk)) != 0;) {
+      if (n > 0) out.append(chunk, (size_t)n);
+      else if (errno != EINTR) break;
+    }
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {}
+  }
+  close(fds[0]);
   return out;
 }
 
 /** Runs argv with stdout and stderr into `log`; the exit status (-1 if it could not start). */
 int run(const std::vector<std::string> &args, std::string *log, const std::string &log_path) {
-  std::vector<char *> argv;
-  for (const std::string &a : args) argv.push_back(const_cast<char *>(a.c_str()));
-  argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   pid_t pid;
-  int started = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  int started = spawn(args, &actions, &pid);
   posix_spawn_file_actions_destroy(&actions);
   if (started != 0) {
     *log = "cannot run " + args[0] + ": " + strerror(started) + " (set JAXON_CUDA_EMULATOR_CXX to a C++17 compiler)";
@@ -109,12 +150,12 @@ int run(const std::vector<std::string> &args, std::string *log, const std::strin
 }
 
 std::string compiler() {
-  const char *configured = getenv("JAXON_CUDA_EMULATOR_CXX");
+  const char *configured = jaxon_emu::loaded_env("JAXON_CUDA_EMULATOR_CXX");
   return configured && *configured ? configured : "g++";
 }
 
 std::vector<std::string> base_flags() {
-  const char *opt = getenv("JAXON_CUDA_EMULATOR_OPT");
+  const char *opt = jaxon_emu::loaded_env("JAXON_CUDA_EMULATOR_OPT");
   std::vector<std::string> flags = {"-std=c++17", opt && *opt ? opt : "-O1", "-fPIC", "-w", "-ffp-contract=off",
                                     "-fno-strict-aliasing", "-fwrapv", "-fno-math-errno", "-fvisibility=hidden",
                                     "-fno-exceptions", "-fno-rtti"};
@@ -125,11 +166,11 @@ std::vector<std::string> base_flags() {
 }
 
 std::string cache_folder() {
-  const char *configured = getenv("JAXON_CUDA_EMULATOR_CACHE");
+  const char *configured = jaxon_emu::loaded_env("JAXON_CUDA_EMULATOR_CACHE");
   if (configured && *configured) return configured;
-  const char *cache = getenv("JAXON_CACHE_DIR");
+  const char *cache = jaxon_emu::loaded_env("JAXON_CACHE_DIR");
   if (cache && *cache) return std::string(cache) + "/cuda-emulator";
-  const char *home = getenv("HOME");
+  const char *home = jaxon_emu::loaded_env("HOME");
   if (home && *home) return std::string(home) + "/.cache/jaxon/cuda-emulator";
   return "/tmp/jaxon-cuda-emulator";
 }
@@ -149,11 +190,11 @@ const std::vector<std::string> &lean_link_objects() {
   std::lock_guard<std::mutex> guard(lock);
   if (tried) return objects;
   tried = true;
-  const char *env = getenv("JAXON_CUDA_EMULATOR_LEAN_LINK");
+  const char *env = jaxon_emu::loaded_env("JAXON_CUDA_EMULATOR_LEAN_LINK");
   if ((env && strcmp(env, "0") == 0) || check_mode() == CheckMode::Address) return objects;  // the sanitizer runtime links by default
   std::vector<std::string> found;
   for (const char *name : {"crti.o", "crtbeginS.o", "libgcc.a", "libm.so.6", "crtendS.o", "crtn.o"}) {
-    std::string path = command_output(compiler() + " -print-file-name=" + name + " 2>/dev/null");
+    std::string path = command_output({compiler(), std::string("-print-file-name=") + name}, false);
     while (!path.empty() && isspace((unsigned char)path.back())) path.pop_back();
     struct stat st;
     if (path.empty() || path[0] != '/' || stat(path.c_str(), &st) != 0) return objects;  // not found: the default link
@@ -183,7 +224,7 @@ std::string precompiled_header(std::string *why) {
     *why = reason;
     return "";
   }
-  std::string version_log = command_output(compiler() + " -dumpfullversion -dumpversion 2>&1");
+  std::string version_log = command_output({compiler(), "-dumpfullversion", "-dumpversion"}, true);
   std::string identity = header + abi + tensor + compiler() + version_log;
   for (const std::string &f : base_flags()) identity += " " + f;
   std::string target = cache_folder() + "/pch-" + hex(fnv1a(identity));
@@ -346,6 +387,23 @@ std::string module_table(const std::vector<KernelEntry> &kernels) {
   return out;
 }
 
+/**
+ * JAXON_CUDA_EMULATOR_MUTATE=compile:<name>: the first compile of a program defining a kernel whose name contains
+ * <name> fails, as one whose compiler could not run, for tests of what a failed compile leaves behind (module.cc
+ * reads the variable's fault and hang kinds).
+ */
+const KernelEntry *compile_mutated(const std::vector<KernelEntry> &kernels) {
+  static const std::string &name = *[] {
+    const char *value = jaxon_emu::loaded_env("JAXON_CUDA_EMULATOR_MUTATE");
+    return new std::string(value && strncmp(value, "compile:", 8) == 0 ? value + 8 : "");
+  }();
+  static std::atomic<bool> spent{false};
+  if (name.empty()) return nullptr;
+  for (const KernelEntry &k : kernels)
+    if (k.name.find(name) != std::string::npos) return spent.exchange(true) ? nullptr : &k;
+  return nullptr;
+}
+
 }  // namespace
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
@@ -453,7 +511,12 @@ EXPORT nvrtcResult nvrtcCompileProgram(nvrtcProgram p, int num_options, const ch
     p->log = "jaxon cuda emulator: " + pch_why + "\n";
     return NVRTC_ERROR_COMPILATION;
   }
-  const char *tmp = getenv("TMPDIR");
+  std::vector<KernelEntry> kernels = find_kernels(p->source);
+  if (const KernelEntry *mutated = compile_mutated(kernels)) {
+    p->log = "jaxon cuda emulator: JAXON_CUDA_EMULATOR_MUTATE failed the compile of kernel '" + mutated->name + "'\n";
+    return NVRTC_ERROR_COMPILATION;
+  }
+  const char *tmp = jaxon_emu::loaded_env("TMPDIR");
   std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/jaxon-nvrtc-XXXXXX";
   std::vector<char> buffer(pattern.begin(), pattern.end());
   buffer.push_back('\0');
@@ -467,7 +530,6 @@ EXPORT nvrtcResult nvrtcCompileProgram(nvrtcProgram p, int num_options, const ch
     make_folders(path.substr(0, path.rfind('/')));
     write_file(path, h.second);
   }
-  std::vector<KernelEntry> kernels = find_kernels(p->source);
   std::string unit = "#line 1 \"" + p->name + "\"\n" + rewrite_dynamic_shared(p->source) + module_table(kernels);
   write_file(dir + "/program.cu", unit);
   std::vector<std::string> args = {compiler()};
@@ -500,7 +562,7 @@ EXPORT nvrtcResult nvrtcCompileProgram(nvrtcProgram p, int num_options, const ch
     return NVRTC_ERROR_COMPILATION;
   }
   std::string object = read_file(dir + "/program.so");
-  if (getenv("JAXON_CUDA_EMULATOR_KEEP")) fprintf(stderr, "jaxon cuda emulator: kept %s/program.cu\n", dir.c_str());
+  if (jaxon_emu::loaded_env("JAXON_CUDA_EMULATOR_KEEP")) fprintf(stderr, "jaxon cuda emulator: kept %s/program.cu\n", dir.c_str());
   else remove_tree(dir);
   size_t shared = jaxon_emu::static_shared_bytes(reinterpret_cast<const unsigned char *>(object.data()), object.size());
   if (shared > 48 * 1024) {

@@ -502,7 +502,14 @@ export class CudaExecutable implements ProgramExecutable {
 
   #constBindings(): Binding[] {
     if (this.#consts.length === 0 && this.plan.consts.length > 0) {
-      for (const c of this.plan.consts as Array[]) this.#consts.push(this.#constantBuffer(c));
+      const consts = this.plan.consts as Array[];
+      // a constant whose own work failed holds no value (as in run), checked before any is kept
+      for (const c of consts) {
+        const s = c.storage('jax.jit');
+        const error = s.backend === this.backend ? (s.buffer as CudaBuffer).error : undefined;
+        if (error !== undefined) throw error;
+      }
+      for (const c of consts) this.#consts.push(this.#constantBuffer(c));
     }
     return this.#consts.map((buffer) => ({ buffer, offset: 0 }));
   }
@@ -688,10 +695,20 @@ export class CudaExecutable implements ProgramExecutable {
     });
   }
 
+  /** Throws the failure of the work that should have written an argument's buffer, if it failed. */
+  #computed(a: Array): void {
+    const { error } = this.backend.own(a.storage('jax.jit').buffer, 'jax.jit');
+    if (error !== undefined) throw error;
+  }
+
   /** Runs the program on arguments and constants on this device; returns new output arrays. */
   run(args: readonly Array[], consts: readonly Array[]): Array[] {
     const { plan, program, backend } = this;
     backend.flush();
+    // an array whose own work failed (an eager op whose kernel did not compile) holds no value: the call raises that
+    // failure, as reading the array does, rather than computing from memory nothing wrote
+    for (const a of args) this.#computed(a);
+    for (const a of consts) this.#computed(a);
     if (this.#direct && this.#generation === backend.generation && args.length === this.#slots.args && consts.length === this.#slots.consts && !profiling()) {
       return this.#runDirect(args, consts);
     }

@@ -22,7 +22,7 @@ import { kernelJson } from '../compiler/kernel-ir.js';
 import { type CudaKernelSource, bufferCount, renderCuda } from '../compiler/render/cuda.js';
 import type { Kernel } from '../compiler/kernel-ir.js';
 import type { GemmTarget } from '../compiler/render/cuda-dot.js';
-import { forcedConvPath, forcedGemmPath } from '../compiler/render/cuda-decisions.js';
+import { forcedConvPath, forcedGemmPath, tmaAllowed } from '../compiler/render/cuda-decisions.js';
 import { type GemmTuningStore, type TuningDevice, gemmTargetFor, gemmTuningStore } from './gemm-autotune.js';
 import { itemsize } from '../core/dtype.js';
 import { DeviceLostError, ResourceExhaustedError, show, ValueError } from '../core/errors.js';
@@ -117,23 +117,36 @@ interface Action {
 
 /** Rendered kernels by IR and params, so repeated eager ops render once. */
 const renderedKernels = new Map<string, CudaKernelSource>();
-/** Each eager plan's launches rendered, and what a failure names, once per plan (plans are cached: runtime/eager.ts). */
-const renderedPlans = new WeakMap<Plan, { source: CudaKernelSource; label: string }[]>();
+/**
+ * Each eager plan's launches rendered, and what a failure names, once per plan (plans are cached: runtime/eager.ts)
+ * and per forced kernel path: a dot's or conv's plan is rendered again when JAXON_GEMM, JAXON_CONV or
+ * JAXON_WGMMA_TMA changed since (the eager plan's key does not hold them).
+ */
+const renderedPlans = new WeakMap<Plan, { forced: string; launches: { source: CudaKernelSource; label: string }[] }>();
+
+/** The environment a plan's rendering reads: '' unless it launches a dot or a conv (other ops read none, per op). */
+function forcedPaths(plan: Plan): string {
+  for (const l of plan.launches) {
+    if (l.kernel.kind === 'dot' || l.kernel.kind === 'conv') return `${forcedGemmPath() ?? ''}|${forcedConvPath() ?? ''}|${tmaAllowed()}`;
+  }
+  return '';
+}
 
 function renderPlan(plan: Plan, backend: CudaBackend): { source: CudaKernelSource; label: string }[] {
+  const forced = forcedPaths(plan);
   let rendered = renderedPlans.get(plan);
-  if (!rendered) {
-    rendered = plan.launches.map((l) => {
+  if (!rendered || rendered.forced !== forced) {
+    const launches = plan.launches.map((l) => {
       const source = render(l.kernel, l.params, backend);
       return { source, label: `kernel '${source.name}'` };
     });
-    renderedPlans.set(plan, rendered);
+    renderedPlans.set(plan, (rendered = { forced, launches }));
   }
-  return rendered;
+  return rendered.launches;
 }
 
 function render(kernel: Plan['launches'][number]['kernel'], params: readonly number[], backend: CudaBackend): CudaKernelSource {
-  const key = `${kernelJson(kernel)}|${params.join(',')}|${kernel.kind === 'dot' ? `${backend.target.arch}|${forcedGemmPath() ?? ''}` : kernel.kind === 'conv' ? `${backend.target.arch}|${forcedConvPath() ?? ''}` : ''}`;
+  const key = `${kernelJson(kernel)}|${params.join(',')}|${kernel.kind === 'dot' ? `${backend.target.arch}|${forcedGemmPath() ?? ''}|${tmaAllowed()}` : kernel.kind === 'conv' ? `${backend.target.arch}|${forcedConvPath() ?? ''}` : ''}`;
   let rendered = renderedKernels.get(key);
   if (!rendered) {
     // eager buffers come from the allocator: 16-byte aligned at least
