@@ -25,7 +25,8 @@ import { lowerPrimitive } from '../lib/compiler/lower.js';
 import type { JacobiStage, OrthogonalKernel } from '../lib/compiler/kernel-ir.js';
 import { renderCuda } from '../lib/compiler/render/cuda.js';
 import { kernelHeaderDir } from '../lib/runtime/kernel-headers.js';
-import { CUDA_JACOBI_MAX_BATCH, CUDA_JACOBI_MIN, JACOBI_MAX_SWEEPS } from '../lib/compiler/render/linalg-jacobi-cuda.js';
+import { CUDA_JACOBI_MAX_BATCH, CUDA_JACOBI_MIN } from '../lib/compiler/render/linalg-jacobi-cuda.js';
+import { JACOBI_MAX_SWEEPS } from '../lib/compiler/render/linalg-jacobi.js';
 import { randomValues } from './helpers/oracle.js';
 import { withX64 } from './helpers/x64.js';
 

@@ -21,7 +21,7 @@ import { itemsize } from '../../core/dtype.js';
 import type { ConvKernel } from '../kernel-ir.js';
 import { type RenderedKernel, indent, indexType, int, viewReach } from './cuda-common.js';
 import { type ConvPath, type Decision, type GemmTiling } from './cuda-decisions.js';
-import { mmaStep, pipeline, tileSwizzle } from './cuda-gemm.js';
+import { accumulators, mmaStep, pipeline, tileSwizzle } from './cuda-gemm.js';
 import { CUDA_TYPES } from './expr.js';
 
 /** What conv.ts hands over: the params by name, their lines, and the pieces of index arithmetic both kernels share. */
@@ -251,13 +251,7 @@ export function convMma(c: ConvMmaInput, path: Decision<ConvPath>, tiling: Decis
     `const jx_index m0 = (jx_index)blockIdx.x * ${BM}, n0 = (jx_index)(blockIdx.y % ${tilesN}) * ${BN};`,
     `const int split = blockIdx.y / ${tilesN}, kt0 = split * ${perSplit}, kt1 = min(kt0 + ${perSplit}, ${kTiles});`,
     '(void)split;',
-    `float acc[${MT}][${NT}][4];`,
-    '#pragma unroll',
-    `for (int mt = 0; mt < ${MT}; ++mt)`,
-    '  #pragma unroll',
-    `  for (int nt = 0; nt < ${NT}; ++nt)`,
-    '    #pragma unroll',
-    '    for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;',
+    ...accumulators(MT, NT),
     ...step.decls,
     ...rowSetup,
     ...pipeline({ S, BK, KSTEP: f32 ? 8 : 16, STAGE, A_BYTES, MT, NT, loadStage: loadStage(), fragments: step.fragments, products: step.products }),

@@ -120,6 +120,19 @@ export function mmaStep(l: MmaStepLayout): { decls: string[]; fragments: string[
   return { decls, fragments, products };
 }
 
+/** The f32 accumulators of a warp's MT x NT m16n8 tiles (four per thread and tile), zeroed: the mma kernels' declaration. */
+export function accumulators(MT: number, NT: number): string[] {
+  return [
+    `float acc[${MT}][${NT}][4];`,
+    '#pragma unroll',
+    `for (int mt = 0; mt < ${MT}; ++mt)`,
+    '  #pragma unroll',
+    `  for (int nt = 0; nt < ${NT}; ++nt)`,
+    '    #pragma unroll',
+    '    for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;',
+  ];
+}
+
 /** What pipeline() renders: the stage geometry, the lines that issue one stage's copies, and the k step's lines. */
 export interface PipelineParts {
   S: number; BK: number; KSTEP: number; STAGE: number; A_BYTES: number; MT: number; NT: number;
@@ -307,13 +320,7 @@ export function gemm(k: DotKernel, p: DotParams, alignments: readonly number[], 
     ...(SPLIT > 1 ? ['const int split = blockIdx.y;', `const int kt0 = split * ${perSplit}, kt1 = min(kt0 + ${perSplit}, ${kTiles});`] : [`const int kt0 = 0, kt1 = ${kTiles};`]),
     `for (jx_index bz = blockIdx.z; bz < ${int(B)}; bz += gridDim.z) {`,
     indent([
-      `float acc[${MT}][${NT}][4];`,
-      '#pragma unroll',
-      `for (int mt = 0; mt < ${MT}; ++mt)`,
-      '  #pragma unroll',
-      `  for (int nt = 0; nt < ${NT}; ++nt)`,
-      '    #pragma unroll',
-      '    for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;',
+      ...accumulators(MT, NT),
       ...fragmentDecls,
       ...pipeline({ S, BK, KSTEP, STAGE, A_BYTES, MT, NT, loadStage: [...loadStage('lhs', lhs), ...loadStage('rhs', rhs)], fragments, products }),
       '__syncthreads(); // the next batch element reuses the stages',

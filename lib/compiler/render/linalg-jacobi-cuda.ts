@@ -37,7 +37,7 @@ import type { JacobiStage, OrthogonalKernel } from '../kernel-ir.js';
 import { type RenderedKernel, indent, indexType, int } from './cuda-common.js';
 import { CUDA_TYPES } from './expr.js';
 import { rotation } from './linalg-eig.js';
-import { pair, spelling, svdFinishSpec, svdPairRotation } from './linalg-jacobi.js';
+import { JACOBI_MAX_SWEEPS, eighPairMass, pair, spelling, svdFinishSpec, svdPairRotation } from './linalg-jacobi.js';
 import { jacobiCuda } from './linalg-targets.js';
 
 /**
@@ -52,8 +52,6 @@ export const CUDA_JACOBI_MIN = 512;
  * saves little and still pays the launches after convergence.
  */
 export const CUDA_JACOBI_MAX_BATCH = 16;
-/** Sweeps before giving up, as render/linalg-jacobi.ts's loop. */
-export const JACOBI_MAX_SWEEPS = 60;
 /** The state buffer: a ticket slot per ticketed stage, then per matrix [converged, sweeps run (eigh)]. */
 export const JACOBI_TICKETS = 8;
 const TICKET_SLOT: Partial<Record<JacobiStage, number>> = { norms: 0, round: 1, svd_round: 2 };
@@ -202,12 +200,7 @@ function renderStage(k: OrthogonalKernel, params: readonly number[]): RenderedKe
         `const ${T} *W = (jx_launch * (NP - 1)) % 2 ? W1 : W0;`,
         'const jx_index kp = (jx_index)blockIdx.x * 128 + threadIdx.x;',
         'if (kp >= P) return;',
-        `${T} off = ${zero}, all = ${zero};`,
-        'for (jx_index a = 2 * kp; a < 2 * kp + 2 && a < n; a++) for (jx_index c = 0; c < n; c++) {',
-        `  const ${T} e = W[a * n + c] * W[a * n + c];`,
-        '  all += e; if (a != c) off += e;',
-        '}',
-        'OFF[kp] = off; ALL[kp] = all;',
+        ...eighPairMass(T, zero),
       ], 'the off-diagonal and whole squared masses of two rows per thread');
     case 'test':
       return kernel(1, 32, [

@@ -43,9 +43,28 @@ export function spelling(k: OrthogonalKernel): Spelling {
  * Pair `k` of round `r` of the tournament of NP players (NP - 1 is the fixed one; for odd n it is the dummy n), as C
  * declarations of p < q. The round's first phase stores them for the updates (an integer division each is dear).
  */
+/** Sweeps before giving up: the one-block loops here and render/linalg-jacobi-cuda.ts's plan of launches. */
+export const JACOBI_MAX_SWEEPS = 60;
+
 export function pair(k: string): string {
   return `const jx_index jx_i = ${k} == 0 ? NP - 1 : (r + ${k}) % (NP - 1), jx_j = ${k} == 0 ? r : (r + NP - 1 - ${k}) % (NP - 1), `
     + 'p = jx_i < jx_j ? jx_i : jx_j, q = jx_i < jx_j ? jx_j : jx_i;';
+}
+
+/**
+ * eigh's convergence sums of pair kp: the off-diagonal and whole squared masses of W's rows 2kp and 2kp + 1, into
+ * OFF[kp] and ALL[kp]. The one-block loop and render/linalg-jacobi-cuda.ts's 'norms' stage both run these lines, hence
+ * the same sums and the same sweep count.
+ */
+export function eighPairMass(T: string, zero: string): string[] {
+  return [
+    `${T} off = ${zero}, all = ${zero};`,
+    'for (jx_index a = 2 * kp; a < 2 * kp + 2 && a < n; a++) for (jx_index c = 0; c < n; c++) {',
+    `  const ${T} e = W[a * n + c] * W[a * n + c];`,
+    '  all += e; if (a != c) off += e;',
+    '}',
+    'OFF[kp] = off; ALL[kp] = all;',
+  ];
 }
 
 export function jacobiSpec(k: OrthogonalKernel): LinalgSpec {
@@ -97,19 +116,12 @@ function eighSteps(k: OrthogonalKernel, { T, sqrt, fabs, copysign, eps, one, zer
     { parallel: [{ name: 'a', from: '0', to: 'n' }, { name: 'c', from: '0', to: 'n' }], body: [`W[a * n + c] = ${read};`, `v[a * n + c] = a == c ? ${one} : ${zero};`] },
     'sync',
     {
-      loop: 'for (int sweep = 0; sweep < 60; sweep++)',
+      loop: `for (int sweep = 0; sweep < ${JACOBI_MAX_SWEEPS}; sweep++)`,
       steps: [
         // the off-diagonal and whole squared masses, two rows per pair, then summed by every thread in the same order
         {
           parallel: [{ name: 'kp', from: '0', to: 'P' }],
-          body: [
-            `${T} off = ${zero}, all = ${zero};`,
-            'for (jx_index a = 2 * kp; a < 2 * kp + 2 && a < n; a++) for (jx_index c = 0; c < n; c++) {',
-            `  const ${T} e = W[a * n + c] * W[a * n + c];`,
-            '  all += e; if (a != c) off += e;',
-            '}',
-            'OFF[kp] = off; ALL[kp] = all;',
-          ],
+          body: eighPairMass(T, zero),
         },
         'sync',
         `${T} off = ${zero}, all = ${zero};`,
@@ -224,7 +236,7 @@ function svdSteps(k: OrthogonalKernel, spelled: Spelling, finish = false): Linal
     ...(uv ? [{ parallel: [{ name: 'a', from: '0', to: 'N' }, { name: 'c', from: '0', to: 'N' }], body: [`V[a * N + c] = a == c ? ${one} : ${zero};`] }] : []),
     'sync',
     {
-      loop: 'for (int sweep = 0; sweep < 60; sweep++)',
+      loop: `for (int sweep = 0; sweep < ${JACOBI_MAX_SWEEPS}; sweep++)`,
       steps: [
         {
           loop: 'for (jx_index r = 0; r < NP - 1; r++)',
